@@ -1,0 +1,1 @@
+"""Pure domain rules: enums, models, the generator graph contract. No IO lives here."""

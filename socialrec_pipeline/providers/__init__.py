@@ -1,0 +1,1 @@
+"""One module per external API: a small client with timeouts and the generator built on it."""

@@ -1,0 +1,55 @@
+"""The generator protocol and the registry from source type to generator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.routing.types import RoutedUrl
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateOptions:
+    """Switches a generator may consult while building a graph (the gate has already run)."""
+
+    enable_community: bool = False
+
+
+@runtime_checkable
+class Generator(Protocol):
+    #: Source types this generator answers for.
+    source_types: frozenset[SourceType]
+    #: False for generators that build a graph from the URL alone (no request leaves the process).
+    makes_external_calls: bool
+
+    def generate(
+        self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime
+    ) -> SocialObjectGraph:
+        """Build the graph for one routed URL, or raise a `ProviderError` subclass."""
+        ...
+
+
+class GeneratorRegistry:
+    """Source type → generator. A source type without one is recorded `unsupported`."""
+
+    def __init__(self, generators: Iterable[Generator] = ()) -> None:
+        self._by_type: dict[SourceType, Generator] = {}
+        for generator in generators:
+            self.register(generator)
+
+    def register(self, generator: Generator) -> None:
+        for source_type in generator.source_types:
+            if source_type in self._by_type:
+                raise ValueError(f"two generators registered for {source_type}")
+            self._by_type[source_type] = generator
+
+    def for_source_type(self, source_type: SourceType) -> Generator | None:
+        return self._by_type.get(source_type)
+
+    @property
+    def supported(self) -> Mapping[SourceType, Generator]:
+        return dict(self._by_type)

@@ -1,0 +1,1 @@
+"""MongoDB: collection names, indexes and repositories (data access only, no business rules)."""

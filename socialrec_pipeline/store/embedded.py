@@ -1,0 +1,26 @@
+"""The embedded MongoDB-wire server (SecantusDB) used when MONGODB_URI is unset.
+
+Only this module knows SecantusDB exists; everything else speaks pymongo to a `mongodb://` URI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def embedded_mongo(storage_path: str | None = None) -> Iterator[str]:
+    """Start SecantusDB in this process on a free loopback port; yield its URI; stop it after."""
+    from secantus import SecantusDBServer  # imported lazily: production never needs it
+
+    with contextlib.ExitStack() as stack:
+        if storage_path is None:
+            storage_path = stack.enter_context(tempfile.TemporaryDirectory(prefix="socialrec-mongo-"))
+        server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=storage_path)
+        server.start()
+        try:
+            yield server.uri
+        finally:
+            server.stop()

@@ -1,0 +1,74 @@
+"""Shared fixtures: real MongoDB-wire server, real Redis, real RabbitMQ (never mocks).
+
+- Mongo: `MONGODB_URI` when set, else SecantusDB started in-process once per session.
+  Every test module gets a fresh database (`mongo_db`).
+- Redis: `REDIS_URL` (default redis://127.0.0.1:6379/0); keys are namespaced per test.
+- RabbitMQ: `RABBITMQ_URL` (default amqp://guest:guest@127.0.0.1:5672/%2F).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from pymongo.database import Database
+
+from socialrec_pipeline.store.client import open_client, open_database
+from socialrec_pipeline.store.embedded import embedded_mongo
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+@pytest.fixture(scope="session")
+def mongo_uri() -> Iterator[str]:
+    uri = os.environ.get("MONGODB_URI")
+    if uri:
+        yield uri
+        return
+    with embedded_mongo() as embedded_uri:
+        yield embedded_uri
+
+
+@pytest.fixture(scope="session")
+def mongo_client(mongo_uri):
+    client = open_client(mongo_uri)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def mongo_db(mongo_client, request) -> Iterator[Database]:
+    """A fresh database per test module, dropped afterwards."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    name = f"t_{module[:40]}_{uuid.uuid4().hex[:8]}"
+    db = open_database(mongo_client, name)
+    yield db
+    mongo_client.drop_database(name)
+
+
+@pytest.fixture
+def fresh_db(mongo_client) -> Iterator[Database]:
+    """A fresh database per test, for tests that need an empty store."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    db = open_database(mongo_client, name)
+    yield db
+    mongo_client.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url() -> str:
+    return RABBITMQ_URL
+
+
+@pytest.fixture
+def unique_suffix() -> str:
+    """A per-test suffix for Redis keys, queue names and the like."""
+    return uuid.uuid4().hex[:10]
