@@ -1,0 +1,217 @@
+"""Redis-backed coordination: the token lock, the unknown-token cache, the paid-credit flag.
+
+Rule from the earlier system's worst defect: a Redis failure is never read as "someone else holds
+the lock". `try_acquire` returns False only on real contention; every Redis error propagates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Protocol
+
+import redis
+
+TOKEN_LOCK_PREFIX = "social-record:"
+UNKNOWN_TOKEN_PREFIX = "social-record-unknown:"
+PAID_CREDIT_PREFIX = "social-record-paid-credit-exhausted:"
+
+# Compare-and-act by owner token: only the holder may extend or release.
+_EXTEND = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def open_redis(url: str, *, timeout_s: float = 3.0) -> redis.Redis:
+    """A client whose calls are bounded in time, so an unreachable Redis fails fast and loudly."""
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=timeout_s,
+        socket_connect_timeout=timeout_s,
+        decode_responses=False,
+    )
+
+
+class LockNotHeld(RuntimeError):
+    """The caller expected to hold a lock that is missing or owned by someone else."""
+
+
+class TokenLocks:
+    """Try-locks `social-record:{address}` with owner tokens (SET NX PX + Lua compare-and-act).
+
+    Owner tokens are plain strings, so a step in another process that only knows `owner` can
+    extend, keep alive and release a lock taken elsewhere (Dagster: acquire in one op, finish in
+    another).
+    """
+
+    def __init__(self, client: redis.Redis, ttl_s: float = 120.0, *, prefix: str = TOKEN_LOCK_PREFIX) -> None:
+        if ttl_s <= 0:
+            raise ValueError("lock ttl must be positive")
+        self.redis = client
+        self.ttl_s = ttl_s
+        self.prefix = prefix
+        self._extend = client.register_script(_EXTEND)
+        self._release = client.register_script(_RELEASE)
+
+    @property
+    def ttl_ms(self) -> int:
+        return max(1, int(self.ttl_s * 1000))
+
+    def key(self, address: str) -> str:
+        return f"{self.prefix}{address}"
+
+    def try_acquire(self, address: str, owner: str) -> bool:
+        """True when taken now, False on contention. Never waits; Redis errors raise."""
+        return bool(self.redis.set(self.key(address), owner, nx=True, px=self.ttl_ms))
+
+    def extend(self, address: str, owner: str) -> bool:
+        """Reset the TTL if `owner` still holds the lock."""
+        return bool(self._extend(keys=[self.key(address)], args=[owner, self.ttl_ms]))
+
+    def release(self, address: str, owner: str) -> bool:
+        """Delete the lock if `owner` holds it; False when it expired or belongs to another owner."""
+        return bool(self._release(keys=[self.key(address)], args=[owner]))
+
+    def owner_of(self, address: str) -> str | None:
+        value = self.redis.get(self.key(address))
+        return value.decode() if isinstance(value, bytes) else value
+
+    def keep_alive(self, address: str, owner: str) -> "KeepAlive":
+        return KeepAlive(self, address, owner)
+
+    @contextlib.contextmanager
+    def held(self, address: str, owner: str, *, release: bool = False) -> Iterator["KeepAlive"]:
+        """Keep an already-acquired lock alive while the block runs (extends every ttl/3).
+
+        Raises `LockNotHeld` when `owner` does not hold the lock on entry. With `release=True`
+        the lock is released on exit (the last step of the work).
+        """
+        if not self.extend(address, owner):
+            raise LockNotHeld(f"lock {self.key(address)} is not held by this owner")
+        keeper = KeepAlive(self, address, owner).start()
+        try:
+            yield keeper
+        finally:
+            keeper.stop()
+            if release:
+                self.release(address, owner)
+
+    @contextlib.contextmanager
+    def acquired(self, address: str, owner: str) -> Iterator[bool]:
+        """Try-lock + keep-alive + release. Yields False (and does nothing else) on contention."""
+        if not self.try_acquire(address, owner):
+            yield False
+            return
+        keeper = KeepAlive(self, address, owner).start()
+        try:
+            yield True
+        finally:
+            keeper.stop()
+            self.release(address, owner)
+
+
+class KeepAlive:
+    """Background thread extending one lock every ttl/3 until stopped.
+
+    `lost` is set when an extension found the lock gone or Redis failed; the work may check it.
+    """
+
+    def __init__(self, locks: TokenLocks, address: str, owner: str) -> None:
+        self._locks = locks
+        self._address = address
+        self._owner = owner
+        self._stop = threading.Event()
+        self.lost = threading.Event()
+        self.error: BaseException | None = None
+        self.extensions = 0
+        self._thread = threading.Thread(target=self._run, name=f"lock-keepalive-{address[:8]}", daemon=True)
+
+    def start(self) -> "KeepAlive":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        interval = self._locks.ttl_s / 3
+        while not self._stop.wait(interval):
+            try:
+                if not self._locks.extend(self._address, self._owner):
+                    self.lost.set()
+                    return
+                self.extensions += 1
+            except redis.RedisError as exc:  # surfaced through `lost`/`error`; the owner decides
+                self.error = exc
+                self.lost.set()
+                return
+
+
+class UnknownTokenCache:
+    """Negative cache: an address the upstream did not know is not asked again for `ttl_s`."""
+
+    def __init__(self, client: redis.Redis, ttl_s: float = 300.0, *, prefix: str = UNKNOWN_TOKEN_PREFIX) -> None:
+        self.redis = client
+        self.ttl_s = ttl_s
+        self.prefix = prefix
+
+    def is_known_unknown(self, address: str) -> bool:
+        return bool(self.redis.exists(f"{self.prefix}{address}"))
+
+    def remember(self, address: str) -> None:
+        self.redis.set(f"{self.prefix}{address}", b"1", px=max(1, int(self.ttl_s * 1000)))
+
+    def forget(self, address: str) -> None:
+        self.redis.delete(f"{self.prefix}{address}")
+
+
+class CreditGuard(Protocol):
+    """"A paid provider ran out of credit": shared by every URL of one token or one run."""
+
+    def is_exhausted(self) -> bool: ...
+
+    def mark_exhausted(self) -> None: ...
+
+
+class InMemoryCreditGuard:
+    """The single-process variant (one `record_token` call, one retry run in one process)."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+
+    def is_exhausted(self) -> bool:
+        return self._flag.is_set()
+
+    def mark_exhausted(self) -> None:
+        self._flag.set()
+
+
+class PaidCreditGuard:
+    """A short-lived Redis flag scoped to a token or a run, so parallel per-URL steps (possibly in
+    other processes) stop calling a paid provider once one of them met out-of-credit."""
+
+    def __init__(self, client: redis.Redis, scope: str, ttl_s: float = 3600.0, *, prefix: str = PAID_CREDIT_PREFIX) -> None:
+        self.redis = client
+        self.key = f"{prefix}{scope}"
+        self.ttl_ms = max(1, int(ttl_s * 1000))
+
+    def is_exhausted(self) -> bool:
+        return bool(self.redis.exists(self.key))
+
+    def mark_exhausted(self) -> None:
+        self.redis.set(self.key, b"1", px=self.ttl_ms)
+
+    def clear(self) -> None:
+        self.redis.delete(self.key)

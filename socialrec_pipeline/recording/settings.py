@@ -1,0 +1,93 @@
+"""Typed settings of the recording services. Every default is the closed, cheap choice.
+
+A missing value takes its default; a malformed value raises (never coerced into "on" or into a
+lower threshold). The earlier system compared `x < undefined`, which let every event through when
+the key was misspelt — here the threshold is a strict int that may not go below the constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.events import AF_INVESTOR_THRESHOLD
+
+DEFAULT_PAID_PLATFORMS: frozenset[Platform] = frozenset({Platform.TIKTOK, Platform.INSTAGRAM})
+
+#: Environment variable → field, for `RecordingSettings.from_env`.
+ENV_NAMES: dict[str, str] = {
+    "SOCIAL_RECORD_AF_THRESHOLD": "af_threshold",
+    "SOCIAL_RECORD_ENABLE_PAID": "enable_paid",
+    "SOCIAL_RECORD_ENABLE_COMMUNITY": "enable_community",
+    "SOCIAL_RECORD_PAID_PLATFORMS": "paid_platforms",
+    "SOCIAL_RECORD_MAX_ATTEMPTS": "max_attempts",
+    "SOCIAL_RECORD_RETRY_MIN_INTERVAL_MINUTES": "retry_min_interval_minutes",
+    "SOCIAL_RECORD_RETRY_LIMIT": "retry_limit",
+    "SOCIAL_RECORD_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
+    "SOCIAL_RECORD_LOCK_TTL_S": "lock_ttl_s",
+    "SOCIAL_RECORD_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
+}
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+class RecordingSettings(BaseModel):
+    """Frozen settings for recording, reconcile and retry (SPEC §2.3, §6–§8)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    af_threshold: StrictInt = Field(default=AF_INVESTOR_THRESHOLD, ge=AF_INVESTOR_THRESHOLD)
+    enable_paid: StrictBool = False
+    enable_community: StrictBool = False
+    paid_platforms: frozenset[Platform] = DEFAULT_PAID_PLATFORMS
+    max_attempts: StrictInt = Field(default=5, ge=1, le=100)
+    retry_min_interval_minutes: StrictInt = Field(default=60, ge=0)
+    retry_limit: StrictInt = Field(default=50, ge=1, le=10_000)
+    reconcile_page_limit: StrictInt = Field(default=100, ge=1, le=200)
+    lock_ttl_s: StrictInt = Field(default=120, ge=10, le=3600)
+    unknown_token_ttl_s: StrictInt = Field(default=300, ge=1, le=86_400)
+
+    @field_validator("paid_platforms", mode="before")
+    @classmethod
+    def _paid_platforms(cls, value: Any) -> Any:
+        # An empty set would silently make every provider "free": refuse it.
+        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+            raise ValueError("paid_platforms may not be empty")
+        return value
+
+    def gate_settings(self) -> Any:
+        """The routing gate's settings built from these values."""
+        from socialrec_pipeline.routing.gate import GateSettings
+
+        return GateSettings(
+            enable_paid=self.enable_paid,
+            enable_community=self.enable_community,
+            paid_platforms=frozenset(self.paid_platforms),
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "RecordingSettings":
+        """Build from environment-style strings; a malformed value raises `ValueError`."""
+        values: dict[str, Any] = {}
+        for name, field in ENV_NAMES.items():
+            raw = env.get(name)
+            if raw is None or raw.strip() == "":
+                continue
+            text = raw.strip()
+            if field in ("enable_paid", "enable_community"):
+                lowered = text.lower()
+                if lowered not in _TRUE | _FALSE:
+                    raise ValueError(f"{name} must be true or false, got {text!r}")
+                values[field] = lowered in _TRUE
+            elif field == "paid_platforms":
+                values[field] = frozenset(Platform(p.strip()) for p in text.split(",") if p.strip())
+            else:
+                try:
+                    values[field] = int(text)
+                except ValueError:
+                    raise ValueError(f"{name} must be an integer, got {text!r}") from None
+        return cls(**values)

@@ -1,0 +1,140 @@
+"""A SolTracker stand-in: documented-shape routes on a `FixtureServer`, from an in-memory table.
+
+Used by the tests and by the offline demo. Tokens are plain dicts in the upstream's camelCase
+shape (`address`, `symbol`, `website`, ..., `lastTransferAt`, `totalInvestedAlphaFinders`); an
+optional `afGroupIds` list on a token lets the list endpoint filter by group.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
+
+TOKEN_PATH_PREFIX = "/api/v1/tokens/"
+LIST_PATH = "/api/v1/tokens"
+
+
+class SolTrackerFixture:
+    """`SolTrackerFixture(tokens, api_key="k").install(server)`; then point the client at `server.url`.
+
+    `fail_with(reply, times)` makes the next calls answer `reply` (500, HTML, a wrong shape, ...).
+    """
+
+    def __init__(self, tokens: Iterable[Mapping[str, Any]] = (), *, api_key: str = "test-key") -> None:
+        self.api_key = api_key
+        self._tokens: dict[str, dict[str, Any]] = {}
+        self._faults: list[Reply] = []
+        self._lock = threading.Lock()
+        for token in tokens:
+            self.put(token)
+
+    # -- table ---------------------------------------------------------------------------------
+    def put(self, token: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._tokens[str(token["address"])] = dict(token)
+
+    def remove(self, address: str) -> None:
+        with self._lock:
+            self._tokens.pop(address, None)
+
+    def fail_with(self, reply: Reply, times: int = 1) -> None:
+        with self._lock:
+            self._faults.extend([reply] * times)
+
+    def install(self, server: FixtureServer) -> FixtureServer:
+        server.route("GET", LIST_PATH, self._list)
+        server.route_prefix("GET", TOKEN_PATH_PREFIX, self._one)
+        return server
+
+    # -- handlers ------------------------------------------------------------------------------
+    def _gate(self, request: Request) -> Reply | None:
+        if request.headers.get("x-api-key") != self.api_key:
+            return Reply.json({"message": "Unauthorized"}, status=401)
+        with self._lock:
+            if self._faults:
+                return self._faults.pop(0)
+        return None
+
+    def _one(self, request: Request) -> Reply:
+        refused = self._gate(request)
+        if refused is not None:
+            return refused
+        address = request.path[len(TOKEN_PATH_PREFIX):]
+        with self._lock:
+            token = self._tokens.get(address)
+        if token is None:
+            return Reply.json({"message": "Token not found"}, status=404)
+        return Reply.json(_public(token))
+
+    def _list(self, request: Request) -> Reply:
+        refused = self._gate(request)
+        if refused is not None:
+            return refused
+        try:
+            start = _bound(request.param("lastTransferAtFrom"))
+            end = _bound(request.param("lastTransferAtTo"))
+            limit = int(request.param("limit") or 100)
+            offset = int(request.param("cursor") or 0)
+        except ValueError as exc:
+            return Reply.json({"message": f"bad request: {exc}"}, status=400)
+        if not 1 <= limit <= 200:
+            return Reply.json({"message": "limit must be 1..200"}, status=400)
+        groups = {g for g in (request.param("afGroupIds") or "").split(",") if g}
+        with self._lock:
+            rows = sorted(self._tokens.values(), key=lambda t: (str(t.get("lastTransferAt")), t["address"]))
+        selected = []
+        for token in rows:
+            at = parse_instant(token.get("lastTransferAt"))
+            if at is None or (start and at < start) or (end and at >= end):
+                continue
+            if groups and token.get("afGroupIds") is not None and not groups & set(token["afGroupIds"]):
+                continue
+            selected.append(_public(token))
+        page = selected[offset : offset + limit]
+        next_offset = offset + limit
+        cursor = str(next_offset) if next_offset < len(selected) else None
+        return Reply.json({"items": page, "nextCursor": cursor})
+
+
+def _bound(value: str | None) -> datetime | None:
+    return parse_instant(value) if value else None
+
+
+def _public(token: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in token.items() if k != "afGroupIds"}
+
+
+def upstream_token(
+    address: str,
+    *,
+    af: int = 6,
+    symbol: str | None = "TKN",
+    website: str | None = None,
+    twitter: str | None = None,
+    telegram: str | None = None,
+    discord: str | None = None,
+    first_flow: str | None = "2026-11-29T21:14:03.512Z",
+    last_transfer: str = "2026-11-30T02:00:00Z",
+    af_group_ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """A token row in the documented shape, for tests and the demo."""
+    token: dict[str, Any] = {
+        "address": address,
+        "symbol": symbol,
+        "name": symbol,
+        "website": website,
+        "twitter": twitter,
+        "telegram": telegram,
+        "discord": discord,
+        "firstFlowTimestamp": first_flow,
+        "lastTransferAt": last_transfer,
+        "totalInvestedAlphaFinders": af,
+    }
+    if af_group_ids is not None:
+        token["afGroupIds"] = af_group_ids
+    return token
