@@ -1,0 +1,106 @@
+"""`contents`: data access only. Row resolution (URL, then key, else insert) is the caller's.
+
+There is no find-or-create: two writers inserting the same URL or key race, the unique indexes
+reject the loser (a `BulkWriteError` with code 11000 reaches the caller), and the caller reads the
+winner back with `find_by_source_urls` / `find_by_platform_keys`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from bson import ObjectId
+from pymongo import DESCENDING, UpdateOne
+from pymongo.database import Database
+
+from socialrec_pipeline.domain.enums import ContentSubtype, Platform
+from socialrec_pipeline.domain.models import Content, SourceUrlEntry, utc_now
+from socialrec_pipeline.store.collections import CONTENTS, collection
+
+PlatformKey = tuple[Platform | str, ContentSubtype | str, str]
+
+
+class ContentRepository:
+    def __init__(self, db: Database) -> None:
+        self._col = collection(db, CONTENTS)
+
+    def insert_many(self, contents: Sequence[Content]) -> list[ObjectId]:
+        """Insert in order (originals before the contents that point at them); ids are the models'."""
+        if not contents:
+            return []
+        now = utc_now()
+        docs = [{**c.to_document(), "created_at": now, "updated_at": now} for c in contents]
+        self._col.insert_many(docs, ordered=True)
+        return [c.id for c in contents]
+
+    def insert(self, content: Content) -> ObjectId:
+        return self.insert_many([content])[0]
+
+    def find_by_source_urls(self, urls: Iterable[str]) -> list[Content]:
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return []
+        return self._many({"source_urls.url": {"$in": wanted}})
+
+    def find_by_source_url(self, url: str) -> Content | None:
+        return self._one({"source_urls.url": url})
+
+    def find_by_platform_keys(self, keys: Iterable[PlatformKey]) -> list[Content]:
+        """One `$or` query; each branch is an equality on the full unique (partial) index."""
+        branches = [
+            {"platform": str(platform), "subtype": str(subtype), "platform_key": key}
+            for platform, subtype, key in dict.fromkeys(keys)
+        ]
+        if not branches:
+            return []
+        return self._many({"$or": branches})
+
+    def find_by_platform_key(
+        self, platform: Platform, subtype: ContentSubtype, platform_key: str
+    ) -> Content | None:
+        return self._one(
+            {"platform": str(platform), "subtype": str(subtype), "platform_key": platform_key}
+        )
+
+    def add_source_urls(self, entries: Sequence[tuple[ObjectId, SourceUrlEntry]]) -> int:
+        """Append each URL to its row unless the row already has it. One bulk write.
+
+        Returns how many rows gained a URL. A URL already held by another row violates
+        `uniq_contents_source_url`; the error is raised after the other updates have applied.
+        """
+        if not entries:
+            return 0
+        now = utc_now()
+        ops = [
+            UpdateOne(
+                {"_id": content_id, "source_urls.url": {"$ne": entry.url}},
+                {"$push": {"source_urls": entry.to_document()}, "$set": {"updated_at": now}},
+            )
+            for content_id, entry in entries
+        ]
+        return self._col.bulk_write(ops, ordered=False).modified_count
+
+    def find_by_id(self, content_id: ObjectId) -> Content | None:
+        return self._one({"_id": content_id})
+
+    def find_by_ids(self, content_ids: Iterable[ObjectId]) -> list[Content]:
+        ids = list(dict.fromkeys(content_ids))
+        return self._many({"_id": {"$in": ids}}) if ids else []
+
+    def find_by_creator(self, creator_id: ObjectId, limit: int = 100) -> list[Content]:
+        """Newest first (idx_contents_creator_published)."""
+        cursor = self._col.find({"creator_id": creator_id}).sort("published_at", DESCENDING)
+        return [Content.from_document(d) for d in cursor.limit(limit)]
+
+    def find_children(self, parent_content_id: ObjectId) -> list[Content]:
+        return self._many({"parent_content_id": parent_content_id})
+
+    def find_by_venue(self, venue_id: ObjectId, limit: int = 100) -> list[Content]:
+        return [Content.from_document(d) for d in self._col.find({"venue_id": venue_id}).limit(limit)]
+
+    def _one(self, query: dict) -> Content | None:
+        doc = self._col.find_one(query)
+        return Content.from_document(doc) if doc else None
+
+    def _many(self, query: dict) -> list[Content]:
+        return [Content.from_document(d) for d in self._col.find(query)]

@@ -1,0 +1,120 @@
+"""Every index the product needs, created by one idempotent `ensure_indexes(db)`.
+
+Names, key order, uniqueness and partial filters are a contract asserted by tests. Each product
+query is served by one of these (the embedded server is very slow on collection scans).
+
+Decisions worth knowing:
+- `uniq_venues_platform_key` is `{platform, platform_key}`, without `subtype`. A venue's identity
+  is (platform, platform_key) (SPEC §4); a Telegram page can turn from channel into group or an
+  empty shell, and must stay one row whose subtype is refreshed, not become a second venue.
+- `accounts` / `venues` keys are required, so their unique indexes are not partial.
+- `contents` uniqueness is database-enforced on both identity axes (SPEC §4 improvement): the
+  `platform_key` index is partial because searches and unknown URLs have no key, and a stored
+  `null` is never written (models drop None fields), so key-less rows do not collide.
+"""
+
+from __future__ import annotations
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo.database import Database
+
+from socialrec_pipeline.store.collections import (
+    ACCOUNTS,
+    CONTENTS,
+    METRIC_SERIES,
+    TOKEN_LINKS,
+    TOKENS,
+    VENUES,
+    collection,
+)
+
+
+def _exists(field: str) -> dict:
+    return {field: {"$exists": True}}
+
+
+INDEXES: dict[str, list[IndexModel]] = {
+    CONTENTS: [
+        IndexModel([("source_urls.url", ASCENDING)], name="uniq_contents_source_url", unique=True),
+        IndexModel(
+            [("platform", ASCENDING), ("subtype", ASCENDING)], name="idx_contents_platform_subtype"
+        ),
+        IndexModel(
+            [("platform", ASCENDING), ("subtype", ASCENDING), ("platform_key", ASCENDING)],
+            name="uniq_contents_platform_key",
+            unique=True,
+            partialFilterExpression=_exists("platform_key"),
+        ),
+        IndexModel(
+            [("creator_id", ASCENDING), ("published_at", DESCENDING)],
+            name="idx_contents_creator_published",
+            partialFilterExpression=_exists("creator_id"),
+        ),
+        IndexModel(
+            [("parent_content_id", ASCENDING)],
+            name="idx_contents_parent",
+            partialFilterExpression=_exists("parent_content_id"),
+        ),
+        IndexModel(
+            [("venue_id", ASCENDING)],
+            name="idx_contents_venue",
+            partialFilterExpression=_exists("venue_id"),
+        ),
+    ],
+    ACCOUNTS: [
+        IndexModel(
+            [("platform", ASCENDING), ("platform_key", ASCENDING)],
+            name="uniq_accounts_platform_key",
+            unique=True,
+        ),
+        IndexModel([("handles.value", ASCENDING)], name="idx_accounts_handle"),
+        IndexModel([("known_wallets", ASCENDING)], name="idx_accounts_wallet"),
+    ],
+    VENUES: [
+        IndexModel(
+            [("platform", ASCENDING), ("platform_key", ASCENDING)],
+            name="uniq_venues_platform_key",
+            unique=True,
+        ),
+        IndexModel(
+            [("creator_id", ASCENDING)],
+            name="idx_venues_creator",
+            partialFilterExpression=_exists("creator_id"),
+        ),
+    ],
+    TOKEN_LINKS: [
+        IndexModel(
+            [("object_id", ASCENDING), ("link_depth", ASCENDING), ("linked_at", ASCENDING)],
+            name="idx_links_object_linked",
+        ),
+        IndexModel(
+            [("token_address", ASCENDING), ("linked_at", ASCENDING)], name="idx_links_token_linked"
+        ),
+        IndexModel(
+            [("platform", ASCENDING), ("subtype", ASCENDING), ("linked_at", ASCENDING)],
+            name="idx_links_platform_linked",
+        ),
+    ],
+    METRIC_SERIES: [
+        IndexModel(
+            [("object", ASCENDING), ("object_id", ASCENDING)], name="uniq_series_object", unique=True
+        ),
+        IndexModel([("platform", ASCENDING)], name="idx_series_platform"),
+    ],
+    TOKENS: [
+        IndexModel([("address", ASCENDING)], name="uniq_tokens_address", unique=True),
+        IndexModel([("fingerprints", ASCENDING)], name="idx_tokens_fingerprints"),
+        IndexModel([("discovered_at", DESCENDING)], name="idx_tokens_discovered"),
+        IndexModel([("social_urls.status", ASCENDING)], name="idx_tokens_social_url_status"),
+    ],
+}
+
+
+def ensure_indexes(db: Database) -> None:
+    """Create any missing index. Safe to run on every start: existing identical indexes are kept.
+
+    An index of the same name with a different definition (an older schema) makes the server
+    refuse; that is deliberate — silently keeping the wrong index would break the contract.
+    """
+    for name, models in INDEXES.items():
+        collection(db, name).create_indexes(models)

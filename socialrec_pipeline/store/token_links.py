@@ -1,0 +1,78 @@
+"""`token_links`: append-only observations "token T pointed at object O".
+
+There is deliberately no update or upsert method: overwriting a link would destroy the as-of
+ordinal ("how many tokens had linked this object by time T"). The only removal is the retry path's
+`delete_by_token_and_source_url`, which clears one URL's links right before that URL is rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from bson import ObjectId
+from pymongo import DESCENDING
+from pymongo.database import Database
+
+from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.models import TokenLink, utc_now
+from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
+
+
+class TokenLinkRepository:
+    def __init__(self, db: Database) -> None:
+        self._col = collection(db, TOKEN_LINKS)
+
+    def append_many(self, links: Sequence[TokenLink]) -> int:
+        if not links:
+            return 0
+        now = utc_now()
+        docs = [{**link.to_document(), "created_at": now, "updated_at": now} for link in links]
+        return len(self._col.insert_many(docs, ordered=True).inserted_ids)
+
+    def count_by_object_as_of(
+        self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
+    ) -> int:
+        """Links to the object made at or before `as_of` (idx_links_object_linked)."""
+        return self._col.count_documents(self._object_query(object_id, as_of, link_depth))
+
+    def find_by_object_as_of(
+        self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
+    ) -> list[TokenLink]:
+        query = self._object_query(object_id, as_of, link_depth)
+        return [TokenLink.from_document(d) for d in self._col.find(query).sort("linked_at", 1)]
+
+    def find_by_token(self, token_address: str, as_of: datetime | None = None) -> list[TokenLink]:
+        query: dict = {"token_address": token_address}
+        if as_of is not None:
+            query["linked_at"] = {"$lte": as_of}
+        return [TokenLink.from_document(d) for d in self._col.find(query).sort("linked_at", 1)]
+
+    def delete_by_token_and_source_url(self, token_address: str, source_url: str) -> int:
+        # idx_links_token_linked narrows to the token; source_url filters its few links.
+        result = self._col.delete_many({"token_address": token_address, "source_url": source_url})
+        return result.deleted_count
+
+    def find_linked_since(
+        self, since: datetime, platforms: Iterable[Platform] | None = None, limit: int = 1000
+    ) -> list[TokenLink]:
+        """Links made at or after `since` on the given platforms (all when None), newest first.
+
+        The platform is always constrained (all codes when None) so the query stays on
+        idx_links_platform_linked; `linked_at` alone has no index.
+        """
+        codes = [str(p) for p in (platforms if platforms is not None else Platform)]
+        if not codes:
+            return []
+        query = {"platform": {"$in": codes}, "linked_at": {"$gte": since}}
+        cursor = self._col.find(query).sort("linked_at", DESCENDING).limit(limit)
+        return [TokenLink.from_document(d) for d in cursor]
+
+    @staticmethod
+    def _object_query(object_id: ObjectId, as_of: datetime, link_depth: int | None) -> dict:
+        query: dict = {"object_id": object_id}
+        if link_depth is not None:
+            query["link_depth"] = link_depth
+        query["linked_at"] = {"$lte": as_of}
+        return query
+

@@ -1,0 +1,118 @@
+"""`tokens`: the recording marker and the per-URL results (`social_urls[]`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from datetime import datetime
+
+from pymongo import DESCENDING
+from pymongo.database import Database
+
+from socialrec_pipeline.domain.enums import FetchStatus
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token, utc_now
+from socialrec_pipeline.store.collections import TOKENS, collection
+
+#: Fields a marker write may set only when it creates the document. `discovered_at` is the
+#: reconcile/backfill entry point; `fingerprints` / `web` belong to the (separate) web work.
+_INSERT_ONLY = ("_id", "discovered_at", "fingerprints", "web")
+
+#: How many documents one cursor batch of the retry selection pulls.
+_SCAN_BATCH = 200
+
+
+class TokenRepository:
+    def __init__(self, db: Database) -> None:
+        self._col = collection(db, TOKENS)
+
+    def exists(self, address: str) -> bool:
+        return self._col.find_one({"address": address}, {"_id": 1}) is not None
+
+    def find_by_address(self, address: str) -> Token | None:
+        doc = self._col.find_one({"address": address})
+        return Token.from_document(doc) if doc else None
+
+    def find_existing_addresses(self, addresses: Iterable[str]) -> set[str]:
+        """Which of `addresses` already have a marker: one `$in` on uniq_tokens_address."""
+        wanted = list(dict.fromkeys(addresses))
+        if not wanted:
+            return set()
+        cursor = self._col.find({"address": {"$in": wanted}}, {"_id": 0, "address": 1})
+        return {d["address"] for d in cursor}
+
+    def write_marker(self, token: Token) -> bool:
+        """Write the token document (last step of recording). Returns True when it was created.
+
+        `discovered_at`, `fingerprints` and `web` are written on insert only and never overwritten;
+        `social_urls` is the result of this recording and replaces the array; `symbol` and
+        `first_transfer_at` are set when known (a manual path may not know them).
+        """
+        now = utc_now()
+        doc = token.to_document()
+        on_insert = {k: doc[k] for k in _INSERT_ONLY if k in doc}
+        on_insert.setdefault("fingerprints", [])
+        on_insert["created_at"] = now
+        to_set = {"social_urls": doc["social_urls"], "updated_at": now}
+        for field in ("symbol", "first_transfer_at"):
+            if field in doc:
+                to_set[field] = doc[field]
+        result = self._col.update_one(
+            {"address": token.address}, {"$setOnInsert": on_insert, "$set": to_set}, upsert=True
+        )
+        return result.upserted_id is not None
+
+    @staticmethod
+    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict:
+        """The retry selection's query: a pure `$in` on idx_tokens_social_url_status."""
+        return {"social_urls.status": {"$in": [str(s) for s in dict.fromkeys(statuses)]}}
+
+    def find_by_url_statuses(
+        self,
+        statuses: Collection[FetchStatus],
+        attempted_before: datetime | None,
+        limit: int,
+    ) -> list[Token]:
+        """Tokens holding at least one URL in `statuses` last attempted before the cutoff.
+
+        The cutoff is checked per element in Python: on our embedded server an `$elemMatch`
+        (status and attempted_at on the same element) turns the plan into a collection scan,
+        while the pure `$in` stays an index scan. Correctness needs the per-element check anyway
+        (a token may hold an old `error` and a fresh `skipped_paid`).
+        """
+        if not statuses or limit <= 0:
+            return []
+        wanted = {FetchStatus(s) for s in statuses}
+        found: list[Token] = []
+        cursor = self._col.find(self.url_statuses_filter(wanted)).batch_size(_SCAN_BATCH)
+        try:
+            for doc in cursor:
+                token = Token.from_document(doc)
+                if any(_due(r, wanted, attempted_before) for r in token.social_urls):
+                    found.append(token)
+                    if len(found) >= limit:
+                        break
+        finally:
+            cursor.close()
+        return found
+
+    def record_social_url_result(self, address: str, url: str, result: SocialUrlRecord) -> bool:
+        """Replace the fields of the one element whose url is `url` (arrayFilters), nothing else.
+
+        Returns False when the token or the element does not exist.
+        """
+        element = result.to_document()
+        update = {"$set": {f"social_urls.$[target].{k}": v for k, v in element.items()}}
+        outcome = self._col.update_one(
+            {"address": address, "social_urls.url": url},
+            update,
+            array_filters=[{"target.url": url}],
+        )
+        return outcome.matched_count == 1
+
+    def find_recently_discovered(self, limit: int = 100) -> list[Token]:
+        cursor = self._col.find({}).sort("discovered_at", DESCENDING).limit(limit)
+        return [Token.from_document(d) for d in cursor]
+
+
+def _due(record: SocialUrlRecord, statuses: set[FetchStatus], before: datetime | None) -> bool:
+    return record.status in statuses and (before is None or record.attempted_at < before)
+
