@@ -1,0 +1,222 @@
+"""One sensor tick without Dagster: drain the queue into the inbox, then plan which runs to launch.
+
+Drain: a prefetching consumer (a `basic_get` loop is ~10x slower here), bounded by message count and
+wall time, never waiting on an empty queue. Messages are handled in chunks; per chunk the qualifying
+tokens are written to the inbox, invalid ones are republished to the DLQ with their reason, and only
+then is the whole chunk acknowledged with one `multiple=True` ack. A crash anywhere before that ack
+leaves the chunk unacknowledged, so RabbitMQ redelivers it; the inbox write is idempotent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pika
+
+from socialrec_pipeline.domain.events import InvalidEvent, TokenFlowEvent, parse_token_flow
+from socialrec_pipeline.stream.broker import REASON_HEADER, dead_letter_queue, declare_topology, open_connection
+from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, PENDING, InboxEntry, RecordInbox
+
+
+@dataclass(frozen=True)
+class TickLimits:
+    #: Dagster kills a tick after 60 s; the drain stops well before, leaving time to plan launches.
+    max_seconds: float = 15.0
+    max_messages: int = 50_000
+    #: How long an empty queue is waited on before the drain ends.
+    idle_timeout_s: float = 0.2
+    prefetch: int = 1_000
+    ack_every: int = 500
+    #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
+    max_launches: int = 500
+    #: A launched entry without an active run is re-requested (same run key, so harmless) for this
+    #: long, covering a tick whose requests were lost after the inbox was updated.
+    relaunch_grace: timedelta = timedelta(minutes=5)
+
+
+@dataclass
+class DrainCounts:
+    consumed: int = 0
+    invalid: int = 0
+    below_threshold: int = 0
+    queued: int = 0
+    invalid_reasons: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "consumed": self.consumed,
+            "invalid": self.invalid,
+            "below_threshold": self.below_threshold,
+            "queued": self.queued,
+        }
+
+
+class TokenFlowDrain:
+    """Moves messages from our queue into the inbox (qualifying), the DLQ (invalid) or nowhere."""
+
+    def __init__(
+        self,
+        rabbitmq_url: str,
+        queue: str,
+        inbox: RecordInbox,
+        threshold: int,
+        limits: TickLimits = TickLimits(),
+        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    ) -> None:
+        if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
+            raise ValueError(f"AF threshold must be a positive integer, got {threshold!r}")
+        self._url = rabbitmq_url
+        self._queue = queue
+        self._dlq = dead_letter_queue(queue)
+        self._inbox = inbox
+        self._threshold = threshold
+        self._limits = limits
+        self._clock = clock
+
+    def run(self) -> DrainCounts:
+        counts = DrainCounts()
+        connection = open_connection(self._url)
+        try:
+            channel = declare_topology(connection, self._queue)
+            channel.basic_qos(prefetch_count=self._limits.prefetch)
+            self._consume(connection, channel, counts)
+        finally:
+            # Closing requeues whatever was delivered but not acknowledged (crash-safe by design).
+            if connection.is_open:
+                connection.close()
+        return counts
+
+    def _consume(self, connection, channel, counts: DrainCounts) -> None:
+        limits = self._limits
+        deadline = time.monotonic() + limits.max_seconds
+        qualifying: list[TokenFlowEvent] = []
+        invalid: list[tuple[bytes, str]] = []
+        last_tag: int | None = None
+        unacked = 0
+        dlq_channel = None
+        for method, _props, body in channel.consume(
+            self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s
+        ):
+            if method is not None:
+                counts.consumed += 1
+                unacked += 1
+                last_tag = method.delivery_tag
+                try:
+                    event = parse_token_flow(body)
+                except InvalidEvent as exc:
+                    invalid.append((body, exc.reason))
+                else:
+                    if event.qualifies(self._threshold):
+                        qualifying.append(event)
+                    else:
+                        counts.below_threshold += 1
+            done = (
+                method is None
+                or counts.consumed >= limits.max_messages
+                or time.monotonic() >= deadline
+            )
+            if unacked and (done or unacked >= limits.ack_every):
+                if invalid and dlq_channel is None:
+                    dlq_channel = connection.channel()
+                    dlq_channel.confirm_delivery()
+                self._settle(channel, dlq_channel, last_tag, qualifying, invalid, counts)
+                qualifying, invalid, unacked = [], [], 0
+            if done:
+                break
+        channel.cancel()  # requeues prefetched messages this tick did not look at
+
+    def _settle(self, channel, dlq_channel, last_tag, qualifying, invalid, counts: DrainCounts) -> None:
+        # Order is the guarantee: inbox and DLQ first, acknowledgement last.
+        counts.queued += self._inbox.accept(qualifying, self._clock())
+        for body, reason in invalid:
+            dlq_channel.basic_publish(
+                exchange="",
+                routing_key=self._dlq,
+                body=body,
+                properties=pika.BasicProperties(delivery_mode=2, headers={REASON_HEADER: reason}),
+            )
+            counts.invalid += 1
+            counts.invalid_reasons[reason] += 1
+        self._acknowledge(channel, last_tag)
+
+    def _acknowledge(self, channel, delivery_tag: int) -> None:
+        channel.basic_ack(delivery_tag=delivery_tag, multiple=True)
+
+
+@dataclass(frozen=True)
+class Launch:
+    token_address: str
+    generation: int
+    symbol: str | None
+    first_flow_timestamp: datetime | None
+
+    @property
+    def run_key(self) -> str:
+        return f"{self.token_address}:{self.generation}"
+
+
+@dataclass
+class LaunchPlan:
+    launches: list[Launch] = field(default_factory=list)
+    done: int = 0
+    waiting: int = 0
+    idled: int = 0
+
+
+def plan_launches(
+    inbox: RecordInbox,
+    existing_addresses: Callable[[Sequence[str]], Collection[str]],
+    active_tokens: Collection[str],
+    now: datetime,
+    limits: TickLimits = TickLimits(),
+) -> LaunchPlan:
+    """Decide, for every open inbox entry, whether it is done, needs a run, or waits.
+
+    `existing_addresses` is one `$in` query on the markers; `active_tokens` are tokens with a
+    queued or running `record_token_job` run. At most one run per token is ever active: an entry
+    never launches while its token has an active run.
+    """
+    plan = LaunchPlan()
+    entries = inbox.open_entries(limit=limits.max_launches * 2)
+    if not entries:
+        return plan
+    recorded = set(existing_addresses([e.token_address for e in entries]))
+    done = [e.token_address for e in entries if e.token_address in recorded]
+    plan.done = inbox.remove(done) if done else 0
+    transitions: list[tuple[InboxEntry, dict]] = []
+    for entry in entries:
+        if entry.token_address in recorded:
+            continue
+        if len(plan.launches) >= limits.max_launches:
+            break
+        active = entry.token_address in active_tokens
+        launched = {"state": LAUNCHED, "launched_at": now, "relaunch": False}
+        if entry.state == PENDING:
+            if active:
+                plan.waiting += 1
+                continue
+            transitions.append((entry, {"$set": launched}))
+            plan.launches.append(_launch(entry, entry.generation))
+        elif entry.state == LAUNCHED:
+            if active:
+                if entry.relaunch:  # the active run answers that event
+                    transitions.append((entry, {"$set": {"relaunch": False}}))
+                plan.waiting += 1
+            elif entry.relaunch:  # previous run ended without a marker and someone asked again
+                transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
+                plan.launches.append(_launch(entry, entry.generation + 1))
+            elif entry.launched_at is not None and now - entry.launched_at < limits.relaunch_grace:
+                plan.launches.append(_launch(entry, entry.generation))  # same key: a no-op if it ran
+            else:
+                transitions.append((entry, {"$set": {"state": IDLE}}))
+                plan.idled += 1
+    inbox.apply(transitions)
+    return plan
+
+
+def _launch(entry: InboxEntry, generation: int) -> Launch:
+    return Launch(entry.token_address, generation, entry.symbol, entry.first_flow_timestamp)
