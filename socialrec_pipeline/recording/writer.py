@@ -1,0 +1,402 @@
+"""The graph writer: validate a `SocialObjectGraph`, then write rows → metrics → links.
+
+There are no transactions, so order is the only tool (SPEC §5):
+- nothing is written before the whole graph is validated;
+- rows before metrics before links, so a crash never leaves a link to a missing row;
+- groups topologically by `parent_ref` (originals first) and, inside a group, creator → venue →
+  content, so `creator_id` / `venue_id` / `parent_content_id` are set when a row is created.
+  Ids are issued client-side, so this order holds inside one ordered bulk insert per row kind.
+
+Round trips for one graph: accounts upsert, venues upsert, contents insert, source-url additions,
+metric first points, links — at most 6 writes whatever the number of groups, plus the identity
+reads (contents by URL, contents by key, ids of accounts/venues that already existed).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from bson import ObjectId
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.errors import GraphContractError
+from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
+from socialrec_pipeline.domain.models import (
+    LINK_MAX_DEPTH,
+    Account,
+    AuthorSnapshot,
+    Content,
+    MetricPoint,
+    SourceUrlEntry,
+    TokenLink,
+    Venue,
+)
+
+_DUPLICATE_KEY = 11000
+#: Re-resolve-and-insert rounds after losing an insert race to a concurrent writer.
+_MAX_CONTENT_ROUNDS = 4
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """A validated graph: groups in write order (originals first) and each group's link depth."""
+
+    graph: SocialObjectGraph
+    order: list[GraphGroup]
+    depth: dict[str, int]
+    #: Refs on the way from each group to the root (len = uncapped distance); feeds TokenLink.of.
+    path: dict[str, list[str]]
+
+    def group(self, ref: str) -> GraphGroup:
+        return next(g for g in self.graph.groups if g.ref == ref)
+
+
+def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
+    """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach."""
+
+    def fail(reason: str) -> GraphContractError:
+        return GraphContractError(entry_url, reason)
+
+    if not graph.groups:
+        raise fail("graph has no groups")
+    by_ref: dict[str, GraphGroup] = {}
+    for group in graph.groups:
+        if group.ref in by_ref:
+            raise fail(f"duplicate ref {group.ref!r}")
+        by_ref[group.ref] = group
+    for group in graph.groups:
+        if group.is_empty():
+            raise fail(f"group {group.ref!r} is empty")
+    if graph.root_ref not in by_ref:
+        raise fail(f"root_ref {graph.root_ref!r} does not name a group")
+    for group in graph.groups:
+        if group.parent_ref is not None and group.parent_ref not in by_ref:
+            raise fail(f"group {group.ref!r} has unresolved parent_ref {group.parent_ref!r}")
+    order = _originals_first(graph.groups, by_ref, fail)
+    for group in graph.groups:
+        if group.creator is not None and not (group.creator.platform_key or "").strip():
+            raise fail(f"account in group {group.ref!r} has no platform_key")
+        if group.venue is not None and not (group.venue.platform_key or "").strip():
+            raise fail(f"venue in group {group.ref!r} has no platform_key")
+        # A derived content has no entry URL; without its own URL it could not be identified.
+        if group.content is not None and group.ref != graph.root_ref and not group.content.url:
+            raise fail(f"derived content in group {group.ref!r} has no url of its own")
+    path = _paths_from_root(graph, by_ref)
+    depth = {ref: min(len(p), LINK_MAX_DEPTH) for ref, p in path.items()}
+    return GraphPlan(graph=graph, order=order, depth=depth, path=path)
+
+
+def _originals_first(groups, by_ref, fail) -> list[GraphGroup]:
+    """Topological order by parent_ref (parent before child); a cycle is a contract breach."""
+    children: dict[str, list[str]] = {ref: [] for ref in by_ref}
+    for g in groups:
+        if g.parent_ref is not None:
+            if g.parent_ref == g.ref:
+                raise fail(f"cycle: group {g.ref!r} is its own parent")
+            children[g.parent_ref].append(g.ref)
+    queue = deque(g.ref for g in groups if g.parent_ref is None)
+    order: list[GraphGroup] = []
+    while queue:
+        ref = queue.popleft()
+        order.append(by_ref[ref])
+        queue.extend(children[ref])
+    if len(order) != len(groups):
+        stuck = sorted(set(by_ref) - {g.ref for g in order})
+        raise fail(f"cycle through parent_ref among groups {stuck}")
+    return order
+
+
+def _paths_from_root(graph: SocialObjectGraph, by_ref) -> dict[str, list[str]]:
+    """Distance over parent edges (either direction) from the root group.
+
+    A group not connected to the root at all gets the maximum depth: it was observed through this
+    URL but is related to the root only loosely.
+    """
+    neighbours: dict[str, set[str]] = {ref: set() for ref in by_ref}
+    for g in graph.groups:
+        if g.parent_ref is not None:
+            neighbours[g.ref].add(g.parent_ref)
+            neighbours[g.parent_ref].add(g.ref)
+    path: dict[str, list[str]] = {graph.root_ref: []}
+    queue = deque([graph.root_ref])
+    while queue:
+        ref = queue.popleft()
+        for nxt in sorted(neighbours[ref]):
+            if nxt not in path:
+                path[nxt] = [*path[ref], ref]
+                queue.append(nxt)
+    for ref in by_ref:
+        path.setdefault(ref, [f"~{i}" for i in range(LINK_MAX_DEPTH)])
+    return path
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass
+class GroupIds:
+    creator_id: ObjectId | None = None
+    venue_id: ObjectId | None = None
+    content_id: ObjectId | None = None
+
+
+@dataclass
+class WriteResult:
+    """Ids per group ref and what the write changed (for statuses and run metadata)."""
+
+    entry_url: str
+    ids: dict[str, GroupIds] = field(default_factory=dict)
+    root_ref: str = ""
+    contents_inserted: int = 0
+    contents_existing: int = 0
+    accounts: int = 0
+    venues: int = 0
+    source_urls_added: int = 0
+    metric_points: int = 0
+    links_appended: int = 0
+
+    @property
+    def root(self) -> GroupIds:
+        return self.ids[self.root_ref]
+
+
+def _key_of(draft: ContentDraft) -> tuple[str, str, str] | None:
+    return (str(draft.platform), str(draft.subtype), draft.platform_key) if draft.platform_key else None
+
+
+class GraphWriter:
+    """Writes validated graphs through the store's repositories (see module docstring)."""
+
+    def __init__(self, store, clock: Callable[[], datetime] | None = None) -> None:
+        self.store = store
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+
+    def write(
+        self,
+        graph: SocialObjectGraph,
+        *,
+        entry_url: str,
+        token_address: str,
+        first_transfer_at: datetime | None = None,
+        observed_at: datetime | None = None,
+    ) -> WriteResult:
+        plan = validate_graph(graph, entry_url)  # raises before any write
+        observed = observed_at or self.clock()
+        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        ids = {g.ref: GroupIds() for g in plan.order}
+
+        # 1. accounts (atomic upsert on the unique key), then venues that point at them.
+        creators = [(g.ref, g.creator) for g in plan.order if g.creator is not None]
+        account_ids = self.store.accounts.upsert_many([_account(d, observed) for _, d in creators])
+        for ref, draft in creators:
+            ids[ref].creator_id = account_ids[(str(draft.platform), draft.platform_key)]
+        result.accounts = len(account_ids)
+        venue_groups = [g for g in plan.order if g.venue is not None]
+        venue_ids = self.store.venues.upsert_many(
+            # The group's creator authored the venue only when the group has no content.
+            [_venue(g.venue, observed, ids[g.ref].creator_id if g.content is None else None) for g in venue_groups]
+        )
+        for g in venue_groups:
+            ids[g.ref].venue_id = venue_ids[(str(g.venue.platform), g.venue.platform_key)]
+        result.venues = len(venue_ids)
+
+        # 2. contents (identity: source URL, then key, else insert), originals first.
+        self._write_contents(plan, ids, entry_url, observed, result)
+
+        # 3. first metric point per object, 4. links.
+        objects = self._objects(plan, ids)
+        points = []
+        for (kind, object_id), (platform, _subtype, _depth, metrics) in objects.items():
+            point = MetricPoint.of(platform, kind, metrics, observed)
+            if point.metrics:
+                points.append((kind, object_id, platform, point))
+        if points:
+            self.store.metrics.record_first_points(points)
+        result.metric_points = len(points)
+        linked_at = self.clock()
+        links = [
+            TokenLink.of(
+                token_address=token_address,
+                object=kind,
+                object_id=object_id,
+                source_url=entry_url,
+                platform=platform,
+                subtype=subtype,
+                first_transfer_at=first_transfer_at,
+                ancestor_ids=ancestors,
+                linked_at=linked_at,
+                observed_at=observed,
+            )
+            for (kind, object_id), (platform, subtype, ancestors, _m) in objects.items()
+        ]
+        self.store.links.append_many(links)
+        result.links_appended = len(links)
+        result.ids = ids
+        return result
+
+    # -- contents --------------------------------------------------------------------------------
+    def _write_contents(self, plan: GraphPlan, ids, entry_url, observed, result: WriteResult) -> None:
+        groups = [g for g in plan.order if g.content is not None]
+        if not groups:
+            return
+        wanted_urls = {g.ref: self._urls_of(g, plan.graph.root_ref, entry_url) for g in groups}
+        for round_ in range(_MAX_CONTENT_ROUNDS):
+            by_url: dict[str, Content] = {}
+            for row in self.store.contents.find_by_source_urls(u for us in wanted_urls.values() for u in us):
+                for url in row.urls:
+                    by_url.setdefault(url, row)
+            keys = [k for g in groups if (k := _key_of(g.content)) is not None]
+            by_key = {
+                (str(r.platform), str(r.subtype), r.platform_key): r
+                for r in (self.store.contents.find_by_platform_keys(keys) if keys else [])
+            }
+            new_rows: list[Content] = []
+            additions: list[tuple[ObjectId, SourceUrlEntry]] = []
+            planned: dict[str | tuple, ObjectId] = {}  # same content twice in one graph → one row
+            existing = 0
+            for g in groups:
+                draft, urls, key = g.content, wanted_urls[g.ref], _key_of(g.content)
+                row = next((by_url[u] for u in urls if u in by_url), None) or (by_key.get(key) if key else None)
+                if row is not None:
+                    ids[g.ref].content_id = row.id
+                    existing += 1
+                    additions += [(row.id, _entry(u, observed)) for u in urls if u not in row.urls]
+                    continue
+                known = next((planned[u] for u in urls if u in planned), None) or (planned.get(key) if key else None)
+                if known is not None:
+                    ids[g.ref].content_id = known
+                    continue
+                parent_ids = ids.get(g.parent_ref) if g.parent_ref else None
+                content = _content(
+                    draft, urls, observed, ids[g.ref], g, parent_ids.content_id if parent_ids else None
+                )
+                new_rows.append(content)
+                ids[g.ref].content_id = content.id
+                for marker in [*urls, *([key] if key else [])]:
+                    planned[marker] = content.id
+            try:
+                self.store.contents.insert_many(new_rows)
+            except (BulkWriteError, DuplicateKeyError) as exc:
+                if not _only_duplicates(exc) or round_ == _MAX_CONTENT_ROUNDS - 1:
+                    raise
+                continue  # a concurrent writer won some rows: re-resolve and insert the rest
+            result.contents_inserted += len(new_rows)
+            result.contents_existing = existing
+            break
+        if additions:
+            try:
+                result.source_urls_added = self.store.contents.add_source_urls(additions)
+            except (BulkWriteError, DuplicateKeyError) as exc:
+                # The URL already identifies another row; the unique index keeps it there.
+                if not _only_duplicates(exc):
+                    raise
+                result.source_urls_added = exc.details.get("nModified", 0) if isinstance(exc, BulkWriteError) else 0
+
+    @staticmethod
+    def _urls_of(group: GraphGroup, root_ref: str, entry_url: str) -> list[str]:
+        own = group.content.url if group.content else None
+        if group.ref == root_ref:
+            return [entry_url] + ([own] if own and own != entry_url else [])
+        return [own] if own else []
+
+    @staticmethod
+    def _objects(plan: GraphPlan, ids) -> dict:
+        """Distinct objects → (platform, subtype, ancestors, metrics); the shallowest group wins."""
+        objects: dict[tuple[ObjectKind, ObjectId], tuple] = {}
+        for g in sorted(plan.order, key=lambda g: plan.depth[g.ref]):
+            ancestors = plan.path[g.ref]
+            entries = [
+                (ObjectKind.ACCOUNTS, ids[g.ref].creator_id, g.creator, None),
+                (ObjectKind.VENUES, ids[g.ref].venue_id, g.venue, g.venue.subtype if g.venue else None),
+                (ObjectKind.CONTENTS, ids[g.ref].content_id, g.content, g.content.subtype if g.content else None),
+            ]
+            for kind, object_id, draft, subtype in entries:
+                if draft is None or object_id is None or (kind, object_id) in objects:
+                    continue
+                objects[(kind, object_id)] = (Platform(draft.platform), subtype, ancestors, draft.metrics)
+        return objects
+
+
+def _only_duplicates(exc: BulkWriteError | DuplicateKeyError) -> bool:
+    if isinstance(exc, DuplicateKeyError):
+        return True
+    errors = exc.details.get("writeErrors", [])
+    return bool(errors) and all(e.get("code") == _DUPLICATE_KEY for e in errors)
+
+
+def _entry(url: str, observed: datetime) -> SourceUrlEntry:
+    return SourceUrlEntry(url=url, status=FetchStatus.OK, observed_at=observed)
+
+
+def _account(d: AccountDraft, observed: datetime) -> Account:
+    return Account.of(
+        platform=d.platform,
+        platform_key=d.platform_key,
+        observed_at=observed,
+        handle=d.handle,
+        account_created_at=d.account_created_at,
+        display_name=d.display_name,
+        bio=d.bio,
+        links=d.links,
+        declared_handles=d.declared_handles,
+        known_wallets=d.known_wallets,
+        followers=d.followers,
+        unavailable=d.unavailable,
+        data=d.data,
+    )
+
+
+def _venue(d: VenueDraft, observed: datetime, creator_id: ObjectId | None) -> Venue:
+    return Venue.of(
+        platform=d.platform,
+        subtype=d.subtype,
+        platform_key=d.platform_key,
+        observed_at=observed,
+        name=d.name,
+        description=d.description,
+        venue_created_at=d.venue_created_at,
+        creator_id=creator_id,
+        members=d.members,
+        data=d.data,
+    )
+
+
+def _content(d: ContentDraft, urls, observed, group_ids: GroupIds, g: GraphGroup, parent_id) -> Content:
+    creator = g.creator
+    author = (
+        AuthorSnapshot(
+            account_id=group_ids.creator_id,
+            handle=creator.handle,
+            display_name=creator.display_name,
+            followers=creator.followers,
+            account_created_at=creator.account_created_at,
+        )
+        if creator is not None
+        else None
+    )
+    return Content.of(
+        platform=d.platform,
+        subtype=d.subtype,
+        platform_key=d.platform_key,
+        source_urls=[_entry(u, observed) for u in urls],
+        observed_at=observed,
+        creator_id=group_ids.creator_id,
+        venue_id=group_ids.venue_id,
+        parent_content_id=parent_id,
+        parent_relation=g.parent_relation if parent_id is not None else None,
+        published_at=d.published_at,
+        text=d.text,
+        links=d.links,
+        tags=d.tags,
+        mentions=d.mentions,
+        author=author,
+        metrics=d.metrics,
+        data=d.data,
+    )
