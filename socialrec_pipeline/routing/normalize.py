@@ -70,7 +70,8 @@ class ParsedUrl:
         return None
 
 
-def _clean_host(raw: str) -> tuple[str, bool] | None:
+def clean_host(raw: str, strip_prefixes: bool = True) -> tuple[str, bool] | None:
+    """(lower-case ASCII host, is_ip) or None when `raw` is not a valid host name or IP literal."""
     host = raw.rstrip(".").lower()
     if not host:
         return None
@@ -93,6 +94,8 @@ def _clean_host(raw: str) -> tuple[str, bool] | None:
             return None
     if len(host) > 253 or not _HOST.match(host):
         return None
+    if not strip_prefixes:
+        return host, False
     # One pass per prefix so `www.m.example.com` also folds; never strip down to a bare TLD.
     changed = True
     while changed:
@@ -104,7 +107,7 @@ def _clean_host(raw: str) -> tuple[str, bool] | None:
     return host, False
 
 
-def _split_authority(netloc: str) -> tuple[str, int | None] | None:
+def split_authority(netloc: str) -> tuple[str, int | None] | None:
     if netloc.startswith("["):
         end = netloc.find("]")
         if end < 0:
@@ -151,10 +154,10 @@ def parse_url(text: object) -> ParsedUrl | None:
     netloc = parts.netloc
     if "@" in netloc or not netloc:
         return None
-    authority = _split_authority(netloc)
+    authority = split_authority(netloc)
     if authority is None:
         return None
-    cleaned = _clean_host(authority[0])
+    cleaned = clean_host(authority[0])
     if cleaned is None:
         return None
     host, is_ip = cleaned

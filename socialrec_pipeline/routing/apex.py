@@ -1,0 +1,48 @@
+"""`apex_domain(host)`: the registrable domain by the Public Suffix List (SPEC §3.6).
+
+The earlier router read the last two labels, so `shop.foo.co.uk` became `co.uk`. We use the PSL
+snapshot bundled inside tldextract and never download: `suffix_list_urls=()` disables fetching and
+`cache_dir=None` disables the on-disk cache, so the snapshot shipped with the package is the source.
+
+PSL *private* suffixes are included (`github.io`, `vercel.app`, `pages.dev` ...): two tokens hosted on
+`a.vercel.app` and `b.vercel.app` do not share a domain, and the domain-sharing count must not say so.
+"""
+
+from __future__ import annotations
+
+import tldextract
+
+from socialrec_pipeline.routing.normalize import clean_host, parse_url, split_authority
+
+_EXTRACT = tldextract.TLDExtract(
+    suffix_list_urls=(),
+    cache_dir=None,
+    fallback_to_snapshot=True,
+    include_psl_private_domains=True,
+)
+
+
+def _host_of(text: str) -> str | None:
+    if "/" in text:
+        # A URL: reuse the router's parsing (scheme and userinfo rules), then take the raw authority
+        # so the `www.`/`m.` folding of canonical URLs does not leak into the apex.
+        if parse_url(text) is None:
+            return None
+        text = text.split("//", 1)[1] if "//" in text else text
+        text = text.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    authority = split_authority(text)
+    return authority[0] if authority else None
+
+
+def apex_domain(host: object) -> str | None:
+    """Registrable domain of a host (or of a URL's host), lower-case ASCII; None for IP addresses,
+    bare public suffixes, single labels and anything that is not a valid host name."""
+    if not isinstance(host, str) or len(host) > 4096:
+        return None
+    raw = _host_of(host.strip())
+    if raw is None or "@" in raw:
+        return None
+    cleaned = clean_host(raw, strip_prefixes=False)
+    if cleaned is None or cleaned[1]:
+        return None
+    return _EXTRACT.extract_str(cleaned[0]).top_domain_under_public_suffix or None
