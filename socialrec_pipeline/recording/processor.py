@@ -1,0 +1,371 @@
+"""Recording one token (SPEC §6): lock → idempotency → upstream → route → per URL → marker LAST.
+
+The marker (`tokens` document) is written last on purpose: a crash before it leaves no marker, so
+the token's next flow event simply records it again. Only infrastructure failures (Mongo or Redis
+unreachable) raise out of `record_token`; everything a URL can run into becomes its status.
+
+Split for fan-out: `prepare` (lock, idempotency, upstream, routing) → `record_one_url` per planned
+URL (gate, generate, write; may run in other processes) → `finish` (marker, unlock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import StrEnum
+
+from socialrec_pipeline.domain.enums import FetchStatus
+from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
+from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
+from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.settings import RecordingSettings
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
+from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
+from socialrec_pipeline.routing.types import RoutedUrl
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+class RecordOutcome(StrEnum):
+    RECORDED = "recorded"
+    BELOW_THRESHOLD = "below_threshold"
+    LOCKED = "locked"
+    ALREADY_RECORDED = "already_recorded"
+    UNKNOWN_TOKEN = "unknown_token"
+    UPSTREAM_FAILED = "upstream_failed"
+
+
+@dataclass(frozen=True)
+class PlannedUrl:
+    """One distinct URL of a token, routed (or not: junk text gets `routed=None`)."""
+
+    #: The dedup key and `social_urls[].url`: canonical URL, or the raw text when unroutable.
+    url: str
+    raw_url: str
+    source_field: str | None
+    routed: RoutedUrl | None
+
+
+@dataclass(frozen=True)
+class PreparedToken:
+    """A locked, not-yet-recorded, known token with its planned URLs."""
+
+    address: str
+    owner: str
+    symbol: str | None
+    first_transfer_at: datetime | None
+    planned: tuple[PlannedUrl, ...]
+    upstream_calls: int = 0
+    prepare_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SkippedToken:
+    address: str
+    outcome: RecordOutcome
+    reason: str = ""
+    upstream_calls: int = 0
+
+
+@dataclass
+class UrlResult:
+    """What happened to one planned URL; `external_call` drives `attempts`."""
+
+    planned: PlannedUrl
+    status: FetchStatus
+    external_call: bool = False
+    error: str | None = None
+    write: WriteResult | None = None
+    attempted_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    duration_s: float = 0.0
+
+    def to_record(self, attempts: int | None = None) -> SocialUrlRecord:
+        routed = self.planned.routed
+        return SocialUrlRecord(
+            url=self.planned.url,
+            raw_url=self.planned.raw_url,
+            source_field=self.planned.source_field,
+            source_type=str(routed.source_type) if routed else None,
+            source_key=routed.source_key if routed else None,
+            platform=routed.platform if routed else None,
+            subtype=routed.subtype if routed else None,
+            status=self.status,
+            attempted_at=self.attempted_at,
+            attempts=(1 if self.external_call else 0) if attempts is None else attempts,
+        )
+
+
+@dataclass
+class TokenRecordResult:
+    """Outcome, per-URL results and timings of one token (run metadata)."""
+
+    address: str
+    outcome: RecordOutcome
+    reason: str = ""
+    urls: list[UrlResult] = field(default_factory=list)
+    upstream_calls: int = 0
+    marker_created: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def statuses(self) -> dict[str, int]:
+        return dict(Counter(str(u.status) for u in self.urls))
+
+    @property
+    def links_appended(self) -> int:
+        return sum(u.write.links_appended for u in self.urls if u.write)
+
+
+def _default_route(text: str) -> RoutedUrl | None:
+    from socialrec_pipeline.routing import route
+
+    return route(text)
+
+
+def _default_gate(routed: RoutedUrl, settings, supported):
+    from socialrec_pipeline.routing.gate import gate
+
+    return gate(routed, settings, supported)
+
+
+class TokenRecorder:
+    """Records the social footprint of one token; see the module docstring for the order."""
+
+    def __init__(
+        self,
+        store,
+        upstream: UpstreamTokens,
+        locks: TokenLocks,
+        unknown_tokens: UnknownTokenCache,
+        registry: GeneratorRegistry,
+        settings: RecordingSettings | None = None,
+        clock: Clock | None = None,
+        *,
+        route_fn: Callable[[str], RoutedUrl | None] | None = None,
+        gate_fn: Callable | None = None,
+    ) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.locks = locks
+        self.unknown_tokens = unknown_tokens
+        self.registry = registry
+        self.settings = settings or RecordingSettings()
+        self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self.writer = GraphWriter(store, self.clock)
+        self.route = route_fn or _default_route
+        self._gate = gate_fn or _default_gate
+        self._gate_settings = None
+
+    # -- the composed path -----------------------------------------------------------------------
+    def record_token(self, event: TokenFlowEvent, owner: str) -> TokenRecordResult:
+        """The stream path: threshold, then `prepare` → `record_one_url`* → `finish`."""
+        if not event.qualifies(self.settings.af_threshold):
+            return TokenRecordResult(event.token_address, RecordOutcome.BELOW_THRESHOLD)
+        prepared = self.prepare(event.token_address, event.first_flow_timestamp, event.symbol, owner)
+        return self.record_prepared(prepared)
+
+    def record_upstream_token(self, token: UpstreamToken, owner: str) -> TokenRecordResult:
+        """Reconcile path: the upstream token is already in hand, so no `get_token` call."""
+        prepared = self.prepare(token.address, token.first_flow_timestamp, token.symbol, owner, upstream_token=token)
+        return self.record_prepared(prepared)
+
+    def record_prepared(self, prepared: PreparedToken | SkippedToken) -> TokenRecordResult:
+        if isinstance(prepared, SkippedToken):
+            return TokenRecordResult(
+                prepared.address, prepared.outcome, prepared.reason, upstream_calls=prepared.upstream_calls
+            )
+        started = time.perf_counter()
+        guard = InMemoryCreditGuard()
+        try:
+            with self.keep_alive(prepared):
+                results = [self.record_one_url(prepared, planned, guard) for planned in prepared.planned]
+        except BaseException:
+            self._release(prepared)
+            raise
+        urls_s = time.perf_counter() - started
+        result = self.finish(prepared, results)
+        result.timings.update(prepare_s=prepared.prepare_s, urls_s=urls_s)
+        return result
+
+    @contextlib.contextmanager
+    def keep_alive(self, prepared: PreparedToken) -> Iterator[None]:
+        """Extend the token lock every ttl/3 while the block runs (works in any process)."""
+        with self.locks.held(prepared.address, prepared.owner):
+            yield
+
+    # -- step 1 ----------------------------------------------------------------------------------
+    def prepare(
+        self,
+        address: str,
+        first_transfer_at: datetime | None,
+        symbol: str | None,
+        owner: str,
+        *,
+        upstream_token: UpstreamToken | None = None,
+    ) -> PreparedToken | SkippedToken:
+        """Lock, idempotency, upstream lookup, routing. On a skip the lock is already released."""
+        started = time.perf_counter()
+        if not self.locks.try_acquire(address, owner):  # Redis errors raise: never "contention"
+            return SkippedToken(address, RecordOutcome.LOCKED, "another worker holds the token lock")
+        calls = 0
+        try:
+            if self.store.tokens.exists(address):
+                self.locks.release(address, owner)
+                return SkippedToken(address, RecordOutcome.ALREADY_RECORDED)
+            token = upstream_token
+            if token is None:
+                if self.unknown_tokens.is_known_unknown(address):
+                    self.locks.release(address, owner)
+                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "recently unknown upstream (cached)")
+                calls = 1
+                try:
+                    token = self.upstream.get_token(address)
+                except UpstreamError as exc:
+                    log.warning("upstream lookup failed for %s: %s", address, exc)
+                    self.locks.release(address, owner)
+                    return SkippedToken(address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls)
+                if token is None:
+                    self.unknown_tokens.remember(address)
+                    self.locks.release(address, owner)
+                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls)
+            planned = tuple(self.plan_urls(token))
+        except BaseException:
+            self._release_quietly(address, owner)
+            raise
+        return PreparedToken(
+            address=address,
+            owner=owner,
+            symbol=symbol if symbol is not None else token.symbol,
+            first_transfer_at=first_transfer_at or token.first_flow_timestamp,
+            planned=planned,
+            upstream_calls=calls,
+            prepare_s=time.perf_counter() - started,
+        )
+
+    def plan_urls(self, token: UpstreamToken) -> list[PlannedUrl]:
+        """Route every social field; duplicates by canonical URL are dropped (first field wins)."""
+        planned: dict[str, PlannedUrl] = {}
+        for source_field, raw in token.socials():
+            if raw is None or not raw.strip():
+                continue
+            routed = self.route_text(raw)
+            url = routed.canonical_url if routed else raw
+            planned.setdefault(url, PlannedUrl(url=url, raw_url=raw, source_field=source_field, routed=routed))
+        return list(planned.values())
+
+    def route_text(self, text: str) -> RoutedUrl | None:
+        try:
+            return self.route(text)
+        except Exception:  # a router bug on odd input must not sink the token: record it unsupported
+            log.exception("route() failed on %.80r", text)
+            return None
+
+    # -- step 2 ----------------------------------------------------------------------------------
+    def record_one_url(
+        self,
+        prepared: PreparedToken,
+        planned: PlannedUrl,
+        credit_guard: CreditGuard | None = None,
+        *,
+        links_replace: bool = False,
+    ) -> UrlResult:
+        """Gate → generate → write for one URL. Never raises for anything the URL runs into."""
+        started = time.perf_counter()
+        result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard(), links_replace)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, links_replace: bool) -> UrlResult:
+        attempted_at = self.clock()
+        routed = planned.routed
+        if routed is None:
+            return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route")
+        decision = self._gate(routed, self.gate_settings, self.registry.supported)
+        if not decision.allowed:
+            return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
+        paid = routed.platform in self.settings.paid_platforms
+        if paid and guard.is_exhausted():
+            return UrlResult(planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error="paid credit exhausted")
+        generator = self.registry.for_source_type(routed.source_type)
+        if generator is None:
+            return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
+        options = GenerateOptions(enable_community=self.settings.enable_community)
+        try:
+            graph = generator.generate(routed, options, attempted_at)
+        except Exception as exc:  # every generator failure becomes a status
+            if isinstance(exc, OutOfCredit):
+                guard.mark_exhausted()
+            external = bool(getattr(exc, "external_call_made", generator.makes_external_calls))
+            return UrlResult(
+                planned, status_of_error(exc), external_call=external and not isinstance(exc, OutOfCredit),
+                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+            )
+        try:
+            if links_replace:
+                # Retry: the URL's earlier links are replaced, not appended to.
+                self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
+            written = self.writer.write(
+                graph,
+                entry_url=routed.canonical_url,
+                token_address=prepared.address,
+                first_transfer_at=prepared.first_transfer_at,
+                observed_at=attempted_at,
+            )
+        except Exception as exc:  # contract breach → invalid; a DB hiccup → error
+            log.warning("writing %s failed: %s", routed.canonical_url, exc)
+            return UrlResult(
+                planned, status_of_error(exc), external_call=generator.makes_external_calls,
+                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+            )
+        return UrlResult(
+            planned, FetchStatus.OK, external_call=generator.makes_external_calls, write=written,
+            attempted_at=attempted_at,
+        )
+
+    @property
+    def gate_settings(self):
+        if self._gate_settings is None:
+            self._gate_settings = self.settings.gate_settings()
+        return self._gate_settings
+
+    # -- step 3 ----------------------------------------------------------------------------------
+    def finish(self, prepared: PreparedToken, results: list[UrlResult]) -> TokenRecordResult:
+        """Write the marker (last), then release the lock (also when the marker write fails)."""
+        started = time.perf_counter()
+        try:
+            marker = Token.of(
+                address=prepared.address,
+                discovered_at=self.clock(),
+                symbol=prepared.symbol,
+                first_transfer_at=prepared.first_transfer_at,
+                social_urls=[r.to_record() for r in results],
+            )
+            created = self.store.tokens.write_marker(marker)
+        finally:
+            self._release(prepared)
+        return TokenRecordResult(
+            prepared.address,
+            RecordOutcome.RECORDED,
+            urls=list(results),
+            upstream_calls=prepared.upstream_calls,
+            marker_created=created,
+            timings={"finish_s": time.perf_counter() - started},
+        )
+
+    def _release(self, prepared: PreparedToken) -> None:
+        self._release_quietly(prepared.address, prepared.owner)
+
+    def _release_quietly(self, address: str, owner: str) -> None:
+        try:
+            self.locks.release(address, owner)
+        except Exception:  # the TTL frees it anyway; the original error matters more
+            log.exception("could not release the lock of %s", address)
