@@ -1,0 +1,240 @@
+"""Dagster resources: every endpoint and secret arrives through `EnvVar`, resolved at run time.
+
+`EnvVar` values never appear in run config, tags, logs or the UI. A variable that is unset when
+the code location loads falls back to the documented default (the real provider's base URL, or no
+key); only its *presence* is checked at import, never its value.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+from socialrec_pipeline.store.client import open_client, open_database
+from socialrec_pipeline.stream.broker import queue_name_for
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def env_or(name: str, default: Any) -> Any:
+    """`EnvVar(name)` when the variable is set, else the literal default (for optional settings)."""
+    return dg.EnvVar(name) if name in os.environ else default
+
+
+_CLIENTS: dict[str, Any] = {}
+_INDEXED: set[tuple[str, str]] = set()
+_PROCESS_LOCK = threading.Lock()
+
+
+# -- infrastructure ----------------------------------------------------------------------------
+
+
+class MongoResource(dg.ConfigurableResource):
+    """MongoDB (or the local SecantusDB). One client per process; indexes ensured once per process."""
+
+    uri: str
+    database: str = "socialrec"
+
+    def db(self):
+        with _PROCESS_LOCK:
+            client = _CLIENTS.get(self.uri)
+            if client is None:
+                client = _CLIENTS[self.uri] = open_client(self.uri)
+        db = open_database(client, self.database)
+        key = (self.uri, self.database)
+        if key not in _INDEXED:
+            from socialrec_pipeline.store.store import Store
+            from socialrec_pipeline.stream.inbox import RecordInbox
+
+            Store(db).ensure_indexes()
+            RecordInbox(db).ensure_indexes()
+            with _PROCESS_LOCK:
+                _INDEXED.add(key)
+        return db
+
+    def store(self):
+        from socialrec_pipeline.store.store import Store
+
+        return Store(self.db())
+
+
+class RedisResource(dg.ConfigurableResource):
+    url: str = "redis://127.0.0.1:6379/0"
+
+    def client(self):
+        from socialrec_pipeline.recording.locks import open_redis
+
+        return open_redis(self.url)
+
+
+class RabbitMQResource(dg.ConfigurableResource):
+    """The broker carrying `token.flow`, and which of our queues this environment consumes."""
+
+    url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
+    env: str = "dev"
+
+    @property
+    def queue(self) -> str:
+        return queue_name_for(self.env)
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.env.strip() == "sandbox"
+
+
+class SolTrackerResource(dg.ConfigurableResource):
+    base_url: str
+    api_key: str
+    #: Comma-separated alpha-finder groups the reconcile asks for; empty = all groups.
+    af_group_ids: str = ""
+
+    def client(self):
+        from socialrec_pipeline.recording.soltracker import SolTrackerClient
+
+        return SolTrackerClient(self.base_url, self.api_key)
+
+    def group_ids(self) -> list[str]:
+        return [g.strip() for g in self.af_group_ids.split(",") if g.strip()]
+
+
+# -- recording settings ------------------------------------------------------------------------
+
+
+class RecordingSettingsResource(dg.ConfigurableResource):
+    """Switches and limits as strings from the environment, parsed strictly: a malformed value
+    raises (the run or tick fails) instead of opening a gate or lowering the threshold."""
+
+    enable_paid: str = "false"
+    enable_community: str = "false"
+    af_threshold: str = "5"
+    max_attempts: str = "5"
+    retry_min_interval_minutes: str = "60"
+    retry_limit: str = "50"
+
+    def settings(self):
+        from socialrec_pipeline.recording.settings import RecordingSettings
+
+        return RecordingSettings.from_env(
+            {
+                "SOCIAL_RECORD_ENABLE_PAID": self.enable_paid,
+                "SOCIAL_RECORD_ENABLE_COMMUNITY": self.enable_community,
+                "SOCIAL_RECORD_AF_THRESHOLD": self.af_threshold,
+                "SOCIAL_RECORD_MAX_ATTEMPTS": self.max_attempts,
+                "SOCIAL_RECORD_RETRY_MIN_INTERVAL_MINUTES": self.retry_min_interval_minutes,
+                "SOCIAL_RECORD_RETRY_LIMIT": self.retry_limit,
+            }
+        )
+
+
+# -- platform providers (one resource each) ----------------------------------------------------
+
+
+class XApiResource(dg.ConfigurableResource):
+    base_url: str = "https://api.twitterapi.io"
+    api_key: str | None = None
+
+
+class GitHubResource(dg.ConfigurableResource):
+    base_url: str = "https://api.github.com"
+    token: str | None = None
+
+
+class YouTubeResource(dg.ConfigurableResource):
+    base_url: str = "https://www.googleapis.com/youtube/v3"
+    api_key: str | None = None
+
+
+class TelegramResource(dg.ConfigurableResource):
+    base_url: str = "https://t.me"
+
+
+class ApifyResource(dg.ConfigurableResource):
+    base_url: str = "https://api.apify.com"
+    token: str | None = None
+
+
+class RedditResource(dg.ConfigurableResource):
+    base_url: str = "https://oauth.reddit.com"
+
+
+class UrlscanResource(dg.ConfigurableResource):
+    base_url: str = "https://urlscan.io"
+    api_key: str | None = None
+
+
+class GeneratorsResource(dg.ConfigurableResource):
+    """Builds the source-type → generator registry from the provider resources."""
+
+    x: XApiResource
+    github: GitHubResource
+    youtube: YouTubeResource
+    telegram: TelegramResource
+    apify: ApifyResource
+    reddit: RedditResource
+    urlscan: UrlscanResource
+
+    _registry: Any = PrivateAttr(default=None)
+
+    def registry(self):
+        if self._registry is None:
+            from socialrec_pipeline.defs.generators import build_registry
+
+            self._registry = build_registry(self)
+        return self._registry
+
+
+# -- one place that binds everything to the environment -----------------------------------------
+
+
+def resources_from_env() -> dict[str, Any]:
+    """The resource map of the code location (names are the op/sensor parameter names)."""
+    generators = GeneratorsResource(
+        x=XApiResource(
+            base_url=env_or("TWITTERAPI_BASE_URL", "https://api.twitterapi.io"),
+            api_key=env_or("TWITTERAPI_API_KEY", None),
+        ),
+        github=GitHubResource(
+            base_url=env_or("GITHUB_API_BASE_URL", "https://api.github.com"),
+            token=env_or("GITHUB_TOKEN", None),
+        ),
+        youtube=YouTubeResource(
+            base_url=env_or("YOUTUBE_API_BASE_URL", "https://www.googleapis.com/youtube/v3"),
+            api_key=env_or("YOUTUBE_API_KEY", None),
+        ),
+        telegram=TelegramResource(base_url=env_or("TELEGRAM_BASE_URL", "https://t.me")),
+        apify=ApifyResource(
+            base_url=env_or("APIFY_BASE_URL", "https://api.apify.com"),
+            token=env_or("APIFY_TOKEN", None),
+        ),
+        reddit=RedditResource(base_url=env_or("REDDIT_BASE_URL", "https://oauth.reddit.com")),
+        urlscan=UrlscanResource(
+            base_url=env_or("URLSCAN_BASE_URL", "https://urlscan.io"),
+            api_key=env_or("URLSCAN_API_KEY", None),
+        ),
+    )
+    return {
+        "mongo": MongoResource(uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", "socialrec")),
+        "redis": RedisResource(url=env_or("REDIS_URL", "redis://127.0.0.1:6379/0")),
+        "rabbitmq": RabbitMQResource(
+            url=env_or("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"),
+            env=env_or("SOCIALREC_ENV", "dev"),
+        ),
+        "soltracker": SolTrackerResource(
+            base_url=dg.EnvVar("SOL_TRACKER_BASE_URL"),
+            api_key=dg.EnvVar("SOL_TRACKER_API_KEY"),
+            af_group_ids=env_or("AF_GROUP_IDS", ""),
+        ),
+        "recording": RecordingSettingsResource(
+            enable_paid=env_or("SOCIALREC_ENABLE_PAID", "false"),
+            enable_community=env_or("SOCIALREC_ENABLE_COMMUNITY", "false"),
+            af_threshold=env_or("SOCIALREC_AF_THRESHOLD", "5"),
+            max_attempts=env_or("SOCIALREC_MAX_ATTEMPTS", "5"),
+            retry_min_interval_minutes=env_or("SOCIALREC_RETRY_MIN_INTERVAL_MINUTES", "60"),
+            retry_limit=env_or("SOCIALREC_RETRY_LIMIT", "50"),
+        ),
+        "generators": generators,
+    }

@@ -1,0 +1,16 @@
+"""Run tags operators filter on in the UI, and the tag the run queue limits by job family."""
+
+from __future__ import annotations
+
+TOKEN_TAG = "socialrec/token_address"
+SOURCE_TAG = "source"
+SANDBOX_TAG = "sandbox"
+#: `dagster.yaml` caps concurrent runs per value of this tag (reconcile / retry / metric_refresh).
+JOB_FAMILY_TAG = "socialrec/job"
+
+
+def run_tags(token_address: str, *, source: str, sandbox: bool) -> dict[str, str]:
+    tags = {TOKEN_TAG: token_address, SOURCE_TAG: source, JOB_FAMILY_TAG: "record_token"}
+    if sandbox:
+        tags[SANDBOX_TAG] = "true"
+    return tags

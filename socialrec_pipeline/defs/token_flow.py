@@ -1,0 +1,102 @@
+"""`token_flow_sensor`: drains `token.flow` into the record inbox and launches `record_token_job`.
+
+The logic lives in `socialrec_pipeline.stream`; this shell adds what only Dagster knows — which
+tokens have an active run — and turns launches into `RunRequest`s keyed `{address}:{generation}`,
+so a re-yield after a crash is deduplicated by Dagster.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
+from socialrec_pipeline.defs.tags import SOURCE_TAG, TOKEN_TAG, run_tags
+from socialrec_pipeline.stream.inbox import RecordInbox
+from socialrec_pipeline.stream.intake import Launch, TickLimits, TokenFlowDrain, plan_launches
+
+RECORD_TOKEN_JOB = "record_token_job"
+
+#: Queued or running: a token with such a run gets no second one.
+ACTIVE_STATUSES = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+TICK_LIMITS = TickLimits()
+
+
+def active_tokens(instance: dg.DagsterInstance) -> set[str]:
+    runs = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=ACTIVE_STATUSES))
+    return {run.tags[TOKEN_TAG] for run in runs if TOKEN_TAG in run.tags}
+
+
+def run_request(launch: Launch, sandbox: bool) -> dg.RunRequest:
+    first = launch.first_flow_timestamp
+    return dg.RunRequest(
+        run_key=launch.run_key,
+        run_config={
+            "ops": {
+                "prepare": {
+                    "config": {
+                        "token_address": launch.token_address,
+                        "first_flow_timestamp": first.isoformat() if first else None,
+                        "symbol": launch.symbol,
+                    }
+                }
+            }
+        },
+        tags=run_tags(launch.token_address, source="stream", sandbox=sandbox),
+    )
+
+
+def _totals(cursor: str | None, tick: dict[str, int]) -> dict[str, int]:
+    try:
+        totals = json.loads(cursor)["totals"] if cursor else {}
+    except (ValueError, KeyError, TypeError):
+        totals = {}
+    return {k: int(totals.get(k, 0)) + v for k, v in tick.items()}
+
+
+@dg.sensor(
+    job_name=RECORD_TOKEN_JOB,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Drains token.flow (bounded per tick) into the record inbox and launches one "
+    "record_token_job run per qualifying token without a marker or an active run.",
+)
+def token_flow_sensor(
+    context: dg.SensorEvaluationContext,
+    mongo: MongoResource,
+    rabbitmq: RabbitMQResource,
+    recording: RecordingSettingsResource,
+) -> dg.SensorResult:
+    threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
+    store = mongo.store()
+    inbox = RecordInbox(store.db)
+    drained = TokenFlowDrain(rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS).run()
+    for reason, count in drained.invalid_reasons.most_common():
+        context.log.warning(f"dead-lettered {count} token.flow message(s): {reason}")
+
+    plan = plan_launches(
+        inbox,
+        store.tokens.find_existing_addresses,
+        active_tokens(context.instance),
+        datetime.now(timezone.utc),
+        TICK_LIMITS,
+    )
+    tick = {**drained.as_dict(), "launched": len(plan.launches), "done": plan.done, "waiting": plan.waiting}
+    context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
+    cursor = json.dumps({"last_tick": tick, "totals": _totals(context.cursor, tick)}, sort_keys=True)
+    return dg.SensorResult(
+        run_requests=[run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches],
+        cursor=cursor,
+    )
+
+
+__all__ = ["token_flow_sensor", "SOURCE_TAG", "TOKEN_TAG"]

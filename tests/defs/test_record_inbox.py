@@ -1,0 +1,67 @@
+"""Launch planning over the inbox: one active run per token, generations, idle entries."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox
+from socialrec_pipeline.stream.intake import TickLimits, plan_launches
+
+from .conftest import QUALIFYING_ADDRESSES
+
+A = QUALIFYING_ADDRESSES[0]
+NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NO_MARKERS = lambda addresses: set()  # noqa: E731
+
+
+def event(address=A):
+    return TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6})
+
+
+def inbox_for(db) -> RecordInbox:
+    inbox = RecordInbox(db)
+    inbox.ensure_indexes()
+    return inbox
+
+
+def test_duplicates_while_a_run_is_active_launch_nothing(fresh_db):
+    inbox = inbox_for(fresh_db)
+    inbox.accept([event(), event()], NOW)
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:0"]
+    for _ in range(3):  # more duplicates arrive while the run is queued/running
+        inbox.accept([event()], NOW)
+        plan = plan_launches(inbox, NO_MARKERS, {A}, NOW)
+        assert plan.launches == [] and plan.waiting == 1
+
+
+def test_failed_run_is_relaunched_by_the_next_event_with_a_new_generation(fresh_db):
+    inbox = inbox_for(fresh_db)
+    inbox.accept([event()], NOW)
+    plan_launches(inbox, NO_MARKERS, set(), NOW)
+    later = NOW + timedelta(minutes=30)
+    # The run failed (no marker, not active) and nobody asked again: the entry goes idle.
+    plan = plan_launches(inbox, NO_MARKERS, set(), later)
+    assert plan.launches == [] and plan.idled == 1 and inbox.find(A).state == IDLE
+    inbox.accept([event()], later)
+    plan = plan_launches(inbox, NO_MARKERS, set(), later)
+    assert [l.run_key for l in plan.launches] == [f"{A}:1"]
+    assert inbox.find(A).state == LAUNCHED
+
+
+def test_event_during_a_failed_run_relaunches_once(fresh_db):
+    inbox = inbox_for(fresh_db)
+    inbox.accept([event()], NOW)
+    plan_launches(inbox, NO_MARKERS, set(), NOW)
+    inbox.accept([event()], NOW)  # arrives while launched → relaunch wanted
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:1"]
+    # Within the grace period the same key is re-yielded (Dagster deduplicates it), never a new one.
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:1"]
+
+
+def test_marker_removes_entry_and_limits_bound_launches(fresh_db):
+    inbox = inbox_for(fresh_db)
+    inbox.accept([event(a) for a in QUALIFYING_ADDRESSES], NOW)
+    plan = plan_launches(inbox, lambda addrs: {A} & set(addrs), set(), NOW, TickLimits(max_launches=1))
+    assert plan.done == 1 and len(plan.launches) == 1
+    assert inbox.find(A) is None
