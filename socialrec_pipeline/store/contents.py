@@ -3,6 +3,10 @@
 There is no find-or-create: two writers inserting the same URL or key race, the unique indexes
 reject the loser (a `BulkWriteError` with code 11000 reaches the caller), and the caller reads the
 winner back with `find_by_source_urls` / `find_by_platform_keys`.
+
+Queries name their index (`hint`) wherever the predicate is not a plain key prefix: the embedded
+server's planner ignores partial indexes and indexes that do not cover every predicate, and would
+fall back to a collection scan. MongoDB picks the same plan, so the hint costs nothing there.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.models import Content, SourceUrlEntry, utc_now
 from socialrec_pipeline.store.collections import CONTENTS, collection
+
+_BY_KEY = "uniq_contents_platform_key"
 
 PlatformKey = tuple[Platform | str, ContentSubtype | str, str]
 
@@ -46,21 +52,24 @@ class ContentRepository:
         return self._one({"source_urls.url": url})
 
     def find_by_platform_keys(self, keys: Iterable[PlatformKey]) -> list[Content]:
-        """One `$or` query; each branch is an equality on the full unique (partial) index."""
-        branches = [
-            {"platform": str(platform), "subtype": str(subtype), "platform_key": key}
-            for platform, subtype, key in dict.fromkeys(keys)
-        ]
-        if not branches:
-            return []
-        return self._many({"$or": branches})
+        """One `$in` query per (platform, subtype) on the unique key index (one in practice).
+
+        Not an `$or`: the embedded server scans the collection for any `$or`.
+        """
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for platform, subtype, key in dict.fromkeys(keys):
+            grouped.setdefault((str(platform), str(subtype)), []).append(key)
+        found: list[Content] = []
+        for (platform, subtype), platform_keys in grouped.items():
+            query = {"platform": platform, "subtype": subtype, "platform_key": {"$in": platform_keys}}
+            found += self._many(query, hint=_BY_KEY)
+        return found
 
     def find_by_platform_key(
         self, platform: Platform, subtype: ContentSubtype, platform_key: str
     ) -> Content | None:
-        return self._one(
-            {"platform": str(platform), "subtype": str(subtype), "platform_key": platform_key}
-        )
+        query = {"platform": str(platform), "subtype": str(subtype), "platform_key": platform_key}
+        return self._one(query, hint=_BY_KEY)
 
     def add_source_urls(self, entries: Sequence[tuple[ObjectId, SourceUrlEntry]]) -> int:
         """Append each URL to its row unless the row already has it. One bulk write.
@@ -75,6 +84,7 @@ class ContentRepository:
             UpdateOne(
                 {"_id": content_id, "source_urls.url": {"$ne": entry.url}},
                 {"$push": {"source_urls": entry.to_document()}, "$set": {"updated_at": now}},
+                hint="_id_",
             )
             for content_id, entry in entries
         ]
@@ -89,18 +99,27 @@ class ContentRepository:
 
     def find_by_creator(self, creator_id: ObjectId, limit: int = 100) -> list[Content]:
         """Newest first (idx_contents_creator_published)."""
-        cursor = self._col.find({"creator_id": creator_id}).sort("published_at", DESCENDING)
-        return [Content.from_document(d) for d in cursor.limit(limit)]
+        cursor = (
+            self._col.find({"creator_id": creator_id})
+            .hint("idx_contents_creator_published")
+            .sort("published_at", DESCENDING)
+            .limit(limit)
+        )
+        return [Content.from_document(d) for d in cursor]
 
     def find_children(self, parent_content_id: ObjectId) -> list[Content]:
-        return self._many({"parent_content_id": parent_content_id})
+        return self._many({"parent_content_id": parent_content_id}, hint="idx_contents_parent")
 
     def find_by_venue(self, venue_id: ObjectId, limit: int = 100) -> list[Content]:
-        return [Content.from_document(d) for d in self._col.find({"venue_id": venue_id}).limit(limit)]
+        cursor = self._col.find({"venue_id": venue_id}).hint("idx_contents_venue").limit(limit)
+        return [Content.from_document(d) for d in cursor]
 
-    def _one(self, query: dict) -> Content | None:
-        doc = self._col.find_one(query)
-        return Content.from_document(doc) if doc else None
+    def _one(self, query: dict, hint: str | None = None) -> Content | None:
+        found = self._many(query, hint=hint, limit=1)
+        return found[0] if found else None
 
-    def _many(self, query: dict) -> list[Content]:
-        return [Content.from_document(d) for d in self._col.find(query)]
+    def _many(self, query: dict, hint: str | None = None, limit: int = 0) -> list[Content]:
+        cursor = self._col.find(query, limit=limit)
+        if hint:
+            cursor = cursor.hint(hint)
+        return [Content.from_document(d) for d in cursor]

@@ -97,9 +97,16 @@ class _IdentityRepository(Generic[Row]):
         return self._one({"platform": str(platform), "platform_key": platform_key})
 
     def _ids_of(self, keys: list[IdentityKey]) -> dict[IdentityKey, ObjectId]:
-        query = {"$or": [{"platform": p, "platform_key": k} for p, k in keys]}
+        # One `$in` per platform rather than an `$or` (the embedded server scans for any `$or`).
+        by_platform: dict[str, list[str]] = {}
+        for platform, platform_key in keys:
+            by_platform.setdefault(platform, []).append(platform_key)
         projection = {"_id": 1, "platform": 1, "platform_key": 1}
-        found = {(d["platform"], d["platform_key"]): d["_id"] for d in self._col.find(query, projection)}
+        found: dict[IdentityKey, ObjectId] = {}
+        for platform, platform_keys in by_platform.items():
+            query = {"platform": platform, "platform_key": {"$in": platform_keys}}
+            for d in self._col.find(query, projection):
+                found[(d["platform"], d["platform_key"])] = d["_id"]
         lost = [k for k in keys if k not in found]
         if lost:
             # Cannot happen unless a row was deleted between our write and this read.
@@ -135,4 +142,6 @@ class VenueRepository(_IdentityRepository[Venue]):
         super().__init__(collection(db, VENUES))
 
     def find_by_creator(self, creator_id: ObjectId) -> list[Venue]:
-        return self._many({"creator_id": creator_id})
+        # Partial index: named, or the embedded server would scan the collection.
+        cursor = self._col.find({"creator_id": creator_id}).hint("idx_venues_creator")
+        return [Venue.from_document(d) for d in cursor]

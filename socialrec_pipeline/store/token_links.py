@@ -3,6 +3,9 @@
 There is deliberately no update or upsert method: overwriting a link would destroy the as-of
 ordinal ("how many tokens had linked this object by time T"). The only removal is the retry path's
 `delete_by_token_and_source_url`, which clears one URL's links right before that URL is rewritten.
+
+Queries whose predicates are not a plain prefix of their index name it (`hint`): the embedded
+server would otherwise scan the collection (e.g. `object_id` + `linked_at` skips `link_depth`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.models import TokenLink, utc_now
 from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
+
+
+_BY_OBJECT = "idx_links_object_linked"
 
 
 class TokenLinkRepository:
@@ -34,13 +40,15 @@ class TokenLinkRepository:
         self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
     ) -> int:
         """Links to the object made at or before `as_of` (idx_links_object_linked)."""
-        return self._col.count_documents(self._object_query(object_id, as_of, link_depth))
+        query = self._object_query(object_id, as_of, link_depth)
+        return self._col.count_documents(query, hint=_BY_OBJECT)
 
     def find_by_object_as_of(
         self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
     ) -> list[TokenLink]:
         query = self._object_query(object_id, as_of, link_depth)
-        return [TokenLink.from_document(d) for d in self._col.find(query).sort("linked_at", 1)]
+        cursor = self._col.find(query).hint(_BY_OBJECT).sort("linked_at", 1)
+        return [TokenLink.from_document(d) for d in cursor]
 
     def find_by_token(self, token_address: str, as_of: datetime | None = None) -> list[TokenLink]:
         query: dict = {"token_address": token_address}
@@ -50,7 +58,10 @@ class TokenLinkRepository:
 
     def delete_by_token_and_source_url(self, token_address: str, source_url: str) -> int:
         # idx_links_token_linked narrows to the token; source_url filters its few links.
-        result = self._col.delete_many({"token_address": token_address, "source_url": source_url})
+        result = self._col.delete_many(
+            {"token_address": token_address, "source_url": source_url},
+            hint="idx_links_token_linked",
+        )
         return result.deleted_count
 
     def find_linked_since(
@@ -65,7 +76,12 @@ class TokenLinkRepository:
         if not codes:
             return []
         query = {"platform": {"$in": codes}, "linked_at": {"$gte": since}}
-        cursor = self._col.find(query).sort("linked_at", DESCENDING).limit(limit)
+        cursor = (
+            self._col.find(query)
+            .hint("idx_links_platform_linked")
+            .sort("linked_at", DESCENDING)
+            .limit(limit)
+        )
         return [TokenLink.from_document(d) for d in cursor]
 
     @staticmethod

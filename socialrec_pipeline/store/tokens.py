@@ -105,6 +105,7 @@ class TokenRepository:
             {"address": address, "social_urls.url": url},
             update,
             array_filters=[{"target.url": url}],
+            hint="uniq_tokens_address",
         )
         return outcome.matched_count == 1
 
