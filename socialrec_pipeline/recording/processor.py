@@ -27,7 +27,7 @@ from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
-from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
+from socialrec_pipeline.recording.writer import GraphWriter, WriteResult, validate_graph
 from socialrec_pipeline.routing.types import RoutedUrl
 
 log = logging.getLogger(__name__)
@@ -275,16 +275,19 @@ class TokenRecorder:
         prepared: PreparedToken,
         planned: PlannedUrl,
         credit_guard: CreditGuard | None = None,
-        *,
-        links_replace: bool = False,
     ) -> UrlResult:
-        """Gate → generate → write for one URL. Never raises for anything the URL runs into."""
+        """Gate → generate → write for one URL. Never raises for anything the URL runs into.
+
+        The URL's earlier links for this token are deleted right before its graph is written: with
+        the token lock held they can only come from an attempt that died before its marker (or, on
+        the retry path, from the previous attempt), so re-running never duplicates links.
+        """
         started = time.perf_counter()
-        result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard(), links_replace)
+        result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard())
         result.duration_s = time.perf_counter() - started
         return result
 
-    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, links_replace: bool) -> UrlResult:
+    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard) -> UrlResult:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
@@ -310,9 +313,9 @@ class TokenRecorder:
                 error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
             )
         try:
-            if links_replace:
-                # Retry: the URL's earlier links are replaced, not appended to.
-                self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
+            # Validate first, so a broken graph never costs the URL its earlier links.
+            validate_graph(graph, routed.canonical_url)
+            self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
             written = self.writer.write(
                 graph,
                 entry_url=routed.canonical_url,
