@@ -35,8 +35,11 @@ from socialrec_pipeline.providers.http import (
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
-#: A plain DNS name: anything else would be injected into urlscan's query syntax.
-_DOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$")
+#: A plain DNS name with an alphabetic TLD: anything else (an IP literal, characters of urlscan's
+#: query syntax) is not queried.
+_DOMAIN = re.compile(
+    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$"
+)
 _PAGE_FIELDS = ("domain", "apexDomain", "server", "ip", "country", "title")
 
 
