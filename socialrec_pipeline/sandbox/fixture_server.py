@@ -131,6 +131,9 @@ class FixtureServer:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, keep-alive clients wait ~40 ms
+            # for a delayed ACK on every request.
+            disable_nagle_algorithm = True
 
             def _serve(self) -> None:
                 parts = urlsplit(self.path)
