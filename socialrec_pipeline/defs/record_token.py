@@ -1,0 +1,178 @@
+"""`record_token_job`: prepare → one step per URL (fan-out) → write_marker (marker last, unlock).
+
+The ops are thin shells over `TokenRecorder`. The token lock is owned by the run's root id, a plain
+string in Redis, so any step in any process can extend it; `record_url` keeps it alive while it
+works and takes it back if it expired while the step waited for a pool slot.
+
+Paid-platform URLs go through `record_paid_url`, the same op in the `paid_social_api` pool, so
+Dagster's op concurrency caps simultaneous paid calls across all runs (limit in dagster.yaml).
+"""
+
+import hashlib
+
+import dagster as dg
+
+from socialrec_pipeline.defs.resources import (
+    GeneratorsResource,
+    MongoResource,
+    RecordingSettingsResource,
+    RedisResource,
+    SolTrackerResource,
+)
+from socialrec_pipeline.defs.services import hold_lock, lock_owner, token_recorder
+from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
+from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
+
+PAID_POOL = "paid_social_api"
+
+#: Transient infrastructure faults (Mongo / Redis / upstream hiccups). URL-level failures never
+#: raise: they become the URL's status.
+TRANSIENT_RETRY = dg.RetryPolicy(max_retries=3, delay=2, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
+class RecordTokenConfig(dg.Config):
+    token_address: str
+    #: ISO-8601 with offset (or null): becomes `tokens.first_transfer_at`.
+    first_flow_timestamp: str | None = None
+    symbol: str | None = None
+
+
+def mapping_key(planned: PlannedUrl) -> str:
+    """Stable, UI-readable step key suffix: platform code + short hash (only `[A-Za-z0-9_]`)."""
+    platform = str(planned.routed.platform) if planned.routed else "none"
+    return f"{platform}_{hashlib.sha1(planned.url.encode()).hexdigest()[:10]}"
+
+
+@dg.op(
+    out={
+        "token": dg.Out(is_required=False),
+        # Required even when empty: an empty fan-out collects to [], a skipped one skips the marker.
+        "urls": dg.DynamicOut(),
+        "paid_urls": dg.DynamicOut(),
+    },
+    retry_policy=TRANSIENT_RETRY,
+)
+def prepare(
+    context: dg.OpExecutionContext,
+    config: RecordTokenConfig,
+    mongo: MongoResource,
+    redis: RedisResource,
+    soltracker: SolTrackerResource,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+):
+    """Lock, idempotency, upstream lookup, routing; a skipped token yields nothing downstream."""
+    recorder = token_recorder(mongo, redis, soltracker, recording, generators)
+    address, owner = config.token_address, lock_owner(context.run)
+    if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
+        recorder.locks.release(address, owner)
+    prepared = recorder.prepare(address, parse_instant(config.first_flow_timestamp), config.symbol, owner)
+    if isinstance(prepared, SkippedToken):
+        if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
+            raise dg.Failure(description=f"upstream lookup failed: {prepared.reason}")
+        context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
+        return
+    settings = recorder.settings
+    yield dg.Output(prepared, "token", metadata={"urls": len(prepared.planned), "upstream_calls": prepared.upstream_calls})
+    for planned in prepared.planned:
+        paid = bool(planned.routed) and settings.enable_paid and planned.routed.platform in settings.paid_platforms
+        yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
+
+
+def _record_url(context, token: PreparedToken, planned: PlannedUrl, mongo, redis, recording, generators) -> UrlResult:
+    recorder = token_recorder(mongo, redis, None, recording, generators)
+    try:
+        hold_lock(recorder.locks, token.address, token.owner)
+    except LockNotHeld as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    # One out-of-credit answer stops paid calls for the rest of this token, across processes.
+    guard = PaidCreditGuard(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
+    with recorder.keep_alive(token):
+        result = recorder.record_one_url(token, planned, guard)
+    context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
+    return result
+
+
+@dg.op(retry_policy=TRANSIENT_RETRY)
+def record_url(
+    context: dg.OpExecutionContext,
+    token: PreparedToken,
+    planned: PlannedUrl,
+    mongo: MongoResource,
+    redis: RedisResource,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+) -> UrlResult:
+    """Gate → generate → write for one free-platform URL."""
+    return _record_url(context, token, planned, mongo, redis, recording, generators)
+
+
+@dg.op(retry_policy=TRANSIENT_RETRY, pool=PAID_POOL)
+def record_paid_url(
+    context: dg.OpExecutionContext,
+    token: PreparedToken,
+    planned: PlannedUrl,
+    mongo: MongoResource,
+    redis: RedisResource,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+) -> UrlResult:
+    """The same as `record_url`, for a paid platform, inside the `paid_social_api` pool."""
+    return _record_url(context, token, planned, mongo, redis, recording, generators)
+
+
+def url_table(results: list[UrlResult]) -> str:
+    rows = ["| url | status | platform |", "| --- | --- | --- |"]
+    for r in results:
+        platform = str(r.planned.routed.platform) if r.planned.routed else ""
+        rows.append(f"| {r.planned.url.replace('|', '%7C')} | {r.status} | {platform} |")
+    return "\n".join(rows)
+
+
+@dg.op(retry_policy=TRANSIENT_RETRY)
+def write_marker(
+    context: dg.OpExecutionContext,
+    token: PreparedToken,
+    results: list[UrlResult],
+    paid_results: list[UrlResult],
+    mongo: MongoResource,
+    redis: RedisResource,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+) -> dg.Output:
+    """The `tokens` document, written last (it is the marker), then the lock is released."""
+    recorder = token_recorder(mongo, redis, None, recording, generators)
+    order = {planned.url: i for i, planned in enumerate(token.planned)}
+    ordered = sorted([*results, *paid_results], key=lambda r: order.get(r.planned.url, len(order)))
+    hold_lock(recorder.locks, token.address, token.owner)
+    outcome = recorder.finish(token, ordered)
+    return dg.Output(
+        outcome.statuses,
+        metadata={
+            "token_address": token.address,
+            "urls": dg.MetadataValue.md(url_table(ordered)),
+            "url_count": len(ordered),
+            **{f"status_{status}": n for status, n in sorted(outcome.statuses.items())},
+            "links_appended": outcome.links_appended,
+            "marker_created": outcome.marker_created,
+        },
+    )
+
+
+#: Executor chosen by measurement (4-URL token against loopback fixtures, 2 shared cores):
+#: see `RECORD_TOKEN_EXECUTOR_NOTE` below and the report. In-process keeps a token's steps in one
+#: process; parallelism comes from running several tokens' runs at once (run queue limit).
+RECORD_TOKEN_EXECUTOR = dg.in_process_executor
+
+
+@dg.job(
+    executor_def=RECORD_TOKEN_EXECUTOR,
+    tags={"socialrec/job": "record_token"},
+    description="Record one token's social footprint: lock, upstream, route, one step per URL, marker last.",
+)
+def record_token_job():
+    token, urls, paid_urls = prepare()
+    results = urls.map(lambda planned: record_url(token, planned)).collect()
+    paid_results = paid_urls.map(lambda planned: record_paid_url(token, planned)).collect()
+    write_marker(token, results, paid_results)

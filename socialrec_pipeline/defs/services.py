@@ -1,0 +1,48 @@
+"""Builds the recording services from resources, so ops stay a few lines each."""
+
+from __future__ import annotations
+
+from socialrec_pipeline.defs.resources import (
+    GeneratorsResource,
+    MongoResource,
+    RecordingSettingsResource,
+    RedisResource,
+    SolTrackerResource,
+)
+from socialrec_pipeline.recording.locks import LockNotHeld, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.processor import TokenRecorder
+
+
+def token_recorder(
+    mongo: MongoResource,
+    redis: RedisResource,
+    soltracker: SolTrackerResource | None,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+) -> TokenRecorder:
+    settings = recording.settings()
+    client = redis.client()
+    return TokenRecorder(
+        store=mongo.store(),
+        upstream=soltracker.client() if soltracker is not None else None,
+        locks=TokenLocks(client, ttl_s=settings.lock_ttl_s),
+        unknown_tokens=UnknownTokenCache(client, ttl_s=settings.unknown_token_ttl_s),
+        registry=generators.registry(),
+        settings=settings,
+    )
+
+
+def lock_owner(run) -> str:
+    """The root run id: a re-execution of a failed run (same root) keeps the token's lock."""
+    return run.root_run_id or run.run_id
+
+
+def hold_lock(locks: TokenLocks, address: str, owner: str) -> None:
+    """Make sure `owner` holds the token lock before touching the token.
+
+    Steps of one run may run in other processes and may wait (pool slots) longer than the TTL:
+    extend if still ours, take it back if it expired, fail if another worker took it meanwhile.
+    """
+    if locks.extend(address, owner) or locks.try_acquire(address, owner):
+        return
+    raise LockNotHeld(f"the lock of {address} was taken by another worker")

@@ -1,0 +1,83 @@
+"""Loopback stand-ins (SolTracker + X + Apify) and a resource map for running the jobs in process."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from socialrec_pipeline.defs.resources import (
+    ApifyResource,
+    GeneratorsResource,
+    GitHubResource,
+    MongoResource,
+    RecordingSettingsResource,
+    RedditResource,
+    RedisResource,
+    SolTrackerResource,
+    TelegramResource,
+    UrlscanResource,
+    XApiResource,
+    YouTubeResource,
+)
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures
+from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
+
+#: Unique strings: the leak test asserts they appear nowhere in a run's events, tags or config.
+SOLTRACKER_KEY = "st-secret-4f1d9c2b7a"
+X_KEY = "x-secret-93ab17e6c0"
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def unique_address() -> str:
+    """A fresh base58 mint address: Redis (locks, caches) is shared between tests and runs."""
+    import secrets
+
+    return "".join(secrets.choice(_BASE58) for _ in range(44))
+
+
+FOUR_URL_TOKEN = unique_address()
+
+
+def four_url_token(address: str, **kw) -> dict:
+    """ok (website, URL-only), ok (X profile), unsupported (Telegram: no generator), skipped_paid (TikTok)."""
+    return upstream_token(
+        address,
+        symbol="FOUR",
+        website="https://fourcoin.example/",
+        twitter="https://twitter.com/kolguy",
+        telegram="t.me/fourcoin_portal",
+        discord="https://www.tiktok.com/@moonkol/video/7350000000000000001",
+        **kw,
+    )
+
+
+def start_fixtures(tokens=()) -> tuple[FixtureServer, SolTrackerFixture]:
+    server = FixtureServer().start()
+    soltracker = SolTrackerFixture(tokens, api_key=SOLTRACKER_KEY)
+    soltracker.install(server)
+    demo_fixtures().register(server)
+    apify_fixtures.register_demo(server)
+    return server, soltracker
+
+
+def job_resources(server_url: str, mongo_uri: str, db_name: str, redis_url: str, *, from_env: bool = False) -> dict:
+    """With `from_env`, the keys come through `EnvVar` exactly as in the code location."""
+    st_key = dg.EnvVar("SOL_TRACKER_API_KEY") if from_env else SOLTRACKER_KEY
+    x_key = dg.EnvVar("TWITTERAPI_API_KEY") if from_env else X_KEY
+    return {
+        "mongo": MongoResource(uri=mongo_uri, database=db_name),
+        "redis": RedisResource(url=redis_url),
+        "soltracker": SolTrackerResource(base_url=server_url, api_key=st_key),
+        "recording": RecordingSettingsResource(retry_min_interval_minutes="0"),
+        "generators": GeneratorsResource(
+            x=XApiResource(base_url=server_url, api_key=x_key),
+            github=GitHubResource(base_url=server_url),
+            youtube=YouTubeResource(base_url=server_url),
+            telegram=TelegramResource(base_url=server_url),
+            apify=ApifyResource(base_url=server_url, token=apify_fixtures.DEMO_TOKEN),
+            reddit=RedditResource(base_url=server_url),
+            urlscan=UrlscanResource(base_url=server_url),
+        ),
+    }

@@ -1,0 +1,92 @@
+"""`record_token_job` end to end, in process, against fixture servers and the real stores."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from socialrec_pipeline.defs.record_token import mapping_key, record_token_job
+from socialrec_pipeline.recording.locks import TokenLocks, open_redis
+from socialrec_pipeline.recording.processor import PlannedUrl
+
+from .jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, job_resources, start_fixtures, unique_address
+
+FOUR_URL_TOKEN = unique_address()
+
+
+@pytest.fixture(scope="module")
+def fixtures():
+    server, soltracker = start_fixtures([four_url_token(FOUR_URL_TOKEN)])
+    yield server, soltracker
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def instance():
+    with dg.DagsterInstance.ephemeral() as inst:
+        yield inst
+
+
+def run_config(address: str) -> dict:
+    return {"ops": {"prepare": {"config": {"token_address": address, "first_flow_timestamp": "2026-11-29T21:14:03Z", "symbol": "FOUR"}}}}
+
+
+def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    server, _ = fixtures
+    monkeypatch.setenv("SOL_TRACKER_API_KEY", SOLTRACKER_KEY)
+    monkeypatch.setenv("TWITTERAPI_API_KEY", X_KEY)
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url, from_env=True)
+
+    result = record_token_job.execute_in_process(
+        run_config=run_config(FOUR_URL_TOKEN), resources=resources, instance=instance,
+        tags={"socialrec/token_address": FOUR_URL_TOKEN, "source": "test"},
+    )
+
+    assert result.success
+    marker = fresh_db["tokens"].find_one({"address": FOUR_URL_TOKEN})
+    assert marker is not None and marker["symbol"] == "FOUR"
+    statuses = {u["source_field"]: u["status"] for u in marker["social_urls"]}
+    assert statuses == {"website": "ok", "twitter": "ok", "telegram": "unsupported", "discord": "skipped_paid"}
+    assert fresh_db["token_links"].count_documents({"token_address": FOUR_URL_TOKEN}) >= 2
+    assert not server.calls("/v2/acts")  # paid is off: zero calls to Apify
+    assert TokenLocks(open_redis(redis_url)).owner_of(FOUR_URL_TOKEN) is None  # unlocked
+
+    metadata = result.output_for_node("write_marker")
+    assert metadata == {"ok": 2, "unsupported": 1, "skipped_paid": 1}
+    mat = [e for e in result.all_events if e.step_key == "write_marker" and e.event_type_value == "STEP_OUTPUT"][0]
+    md = mat.event_specific_data.metadata
+    assert md["status_ok"].value == 2 and "https://x.com/kolguy" in md["urls"].value
+
+    # Secrets never reach events, tags or run config.
+    run = instance.get_run_by_id(result.run_id)
+    haystack = " ".join(
+        [str(run.tags), str(run.run_config)] + [str(e) for e in instance.all_logs(result.run_id)]
+    )
+    assert SOLTRACKER_KEY not in haystack and X_KEY not in haystack
+
+    # A second run is idempotent: the marker exists, nothing downstream runs.
+    again = record_token_job.execute_in_process(run_config=run_config(FOUR_URL_TOKEN), resources=resources, instance=instance)
+    assert again.success
+    assert [e.event_type_value for e in again.all_events if e.step_key == "write_marker"] == ["STEP_SKIPPED"]
+
+
+def test_locked_token_is_skipped_quietly(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    locks = TokenLocks(open_redis(redis_url))
+    assert locks.try_acquire(address, "another-worker")
+    try:
+        result = record_token_job.execute_in_process(
+            run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+            instance=instance,
+        )
+    finally:
+        locks.release(address, "another-worker")
+    assert result.success
+    assert fresh_db["tokens"].find_one({"address": address}) is None
+
+
+def test_mapping_keys_are_valid_step_key_suffixes():
+    key = mapping_key(PlannedUrl(url="https://example.com/a?b=c|d", raw_url="x", source_field=None, routed=None))
+    assert key.replace("_", "").isalnum() and key.startswith("none_")
