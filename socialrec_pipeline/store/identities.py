@@ -22,9 +22,16 @@ from socialrec_pipeline.domain.models import Account, Venue, utc_now
 from socialrec_pipeline.store.collections import ACCOUNTS, VENUES, collection
 
 _DUPLICATE_KEY = 11000
+_KEY_FIELDS = ["platform", "platform_key"]
 
 Row = TypeVar("Row", Account, Venue)
 IdentityKey = tuple[str, str]
+
+
+def _lost_race(error: dict) -> bool:
+    """A duplicate on the identity index (not, say, a reused `_id`, which is a caller's bug)."""
+    pattern = error.get("keyPattern")
+    return error.get("code") == _DUPLICATE_KEY and (pattern is None or list(pattern) == _KEY_FIELDS)
 
 
 def _key(row: Account | Venue) -> IdentityKey:
@@ -65,7 +72,7 @@ class _IdentityRepository(Generic[Row]):
         except BulkWriteError as exc:
             # Lost a race for some keys: another writer inserted them between our miss and insert.
             errors = exc.details.get("writeErrors", [])
-            if any(e.get("code") != _DUPLICATE_KEY for e in errors):
+            if not all(_lost_race(e) for e in errors):
                 raise
             upserted = {u["index"]: u["_id"] for u in exc.details.get("upserted", [])}
         for index, row_id in upserted.items():

@@ -82,9 +82,13 @@ class TokenRepository:
             return []
         wanted = {FetchStatus(s) for s in statuses}
         found: list[Token] = []
+        seen: set = set()
         cursor = self._col.find(self.url_statuses_filter(wanted)).batch_size(_SCAN_BATCH)
         try:
             for doc in cursor:
+                if doc["_id"] in seen:  # a multikey scan may meet a document once per status
+                    continue
+                seen.add(doc["_id"])
                 token = Token.from_document(doc)
                 if any(_due(r, wanted, attempted_before) for r in token.social_urls):
                     found.append(token)
