@@ -1,0 +1,262 @@
+"""GitHub REST v3: repositories, users/organisations, gists (contracts/platform-apis.md § GitHub).
+
+Decisions:
+- Accounts are keyed by `login` (seed 000 §1.4), repositories by `full_name`, gists by `id`, each as
+  GitHub spells it in the answer; the numeric `id` goes to `data.id` so a rename can be traced.
+- A fork's direct `parent` becomes its own group; the fork's group points at it with
+  `parent_relation: fork`. The network root (`source`) is recorded only as `data.source`.
+- 404 → not found; 451, or 403 whose body carries `block` → blocked; 403/429 with
+  `x-ratelimit-remaining: 0`, other 403s (bad token, secondary limits), 5xx → error. A 301 (renamed
+  repository) is followed once, and only to a path under the configured base URL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from socialrec_pipeline.domain.enums import ContentSubtype, ParentRelation, Platform
+from socialrec_pipeline.domain.errors import (
+    ProviderError,
+    TargetBlocked,
+    TargetNotFound,
+    TransientProviderError,
+)
+from socialrec_pipeline.domain.graph import (
+    AccountDraft,
+    ContentDraft,
+    ContentText,
+    DeclaredHandle,
+    GraphGroup,
+    SocialObjectGraph,
+)
+from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.http import (
+    DEFAULT_TIMEOUT,
+    as_int,
+    build_client,
+    json_body,
+    parse_iso,
+    send,
+)
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.routing.types import RoutedUrl
+
+REPO_METRICS = ("stargazers_count", "forks_count", "watchers_count", "subscribers_count", "open_issues_count")
+USER_METRICS = ("followers", "following", "public_repos", "public_gists")
+REPO_DATA = ("id", "pushed_at", "updated_at", "fork", "archived", "language", "default_branch")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _scalars(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: source[k] for k in keys if isinstance(source.get(k), (str, int, float, bool))}
+
+
+def _int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
+    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
+
+
+class GitHubClient:
+    """GitHub REST v3. The token (optional) travels only in the Authorization header."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._base = base_url.rstrip("/")
+        self._http = build_client(base_url, headers=headers, timeout=timeout, transport=transport)
+
+    def __repr__(self) -> str:
+        return f"GitHubClient({self._base!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def get(self, path: str) -> dict[str, Any]:
+        response = send(self._http, "GET", path)
+        if response.status_code in (301, 302, 307, 308):
+            location = response.headers.get("location", "")
+            if not location.startswith(self._base + "/"):
+                raise TransientProviderError(f"GitHub {path}: redirect outside the API refused")
+            response = send(self._http, "GET", location[len(self._base):])
+        _raise_for_status(path, response)
+        body = json_body(response)
+        if not isinstance(body, dict):
+            raise TransientProviderError(f"GitHub {path}: answered a {type(body).__name__}, not an object")
+        return body
+
+
+def _raise_for_status(path: str, response: httpx.Response) -> None:
+    code = response.status_code
+    if code == 200:
+        return
+    if code == 404:
+        raise TargetNotFound(f"GitHub {path}: 404")
+    if code == 451:
+        raise TargetBlocked(f"GitHub {path}: unavailable for legal reasons (451)")
+    if code in (403, 429):
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = response.headers.get("x-ratelimit-reset", "?")
+            raise TransientProviderError(f"GitHub {path}: rate limited until {reset}")
+        if code == 403:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and body.get("block") is not None:
+                raise TargetBlocked(f"GitHub {path}: access blocked ({_str(_dict(body['block']).get('reason'))})")
+    raise TransientProviderError(f"GitHub {path}: HTTP {code}")
+
+
+def owner_account(owner: Any, *, source_ref: str) -> AccountDraft | None:
+    """An embedded `owner {login, id, type}` → account keyed by `login`; None without a login."""
+    owner = _dict(owner)
+    login = _str(owner.get("login"))
+    if login is None:
+        return None
+    data: dict[str, Any] = {"source_ref": source_ref}
+    if isinstance(owner.get("id"), int):
+        data["id"] = owner["id"]
+    if _str(owner.get("type")):
+        data["account_type"] = owner["type"]
+    return AccountDraft(platform=Platform.GITHUB, platform_key=login, handle=login, data=data)
+
+
+def repo_content(repo: dict[str, Any]) -> ContentDraft:
+    full_name = _str(repo.get("full_name"))
+    if full_name is None or "/" not in full_name:
+        raise TransientProviderError("GitHub repo answer without a `full_name`")
+    homepage = _str(repo.get("homepage"))
+    data = _scalars(repo, REPO_DATA)
+    source = _str(_dict(repo.get("source")).get("full_name"))
+    if source:
+        data["source"] = source
+    return ContentDraft(
+        platform=Platform.GITHUB,
+        subtype=ContentSubtype.REPO,
+        platform_key=full_name,
+        url=f"https://github.com/{full_name}",
+        published_at=parse_iso(repo.get("created_at")),
+        text=ContentText(primary=_str(repo.get("description"))),
+        links=[homepage] if homepage else [],
+        tags=[t for t in (_str(t) for t in _list(repo.get("topics"))) if t],
+        metrics=_int_metrics(repo, REPO_METRICS),
+        data=data,
+    )
+
+
+def repo_group(repo: dict[str, Any]) -> GraphGroup:
+    content = repo_content(repo)
+    return GraphGroup(ref=f"repo:{content.platform_key}", content=content,
+                      creator=owner_account(repo.get("owner"), source_ref="repo"))
+
+
+def user_account(user: dict[str, Any]) -> AccountDraft:
+    login = _str(user.get("login"))
+    if login is None:
+        raise TransientProviderError("GitHub user answer without a `login`")
+    twitter = _str(user.get("twitter_username"))
+    blog = _str(user.get("blog"))
+    data = _scalars(user, ("id",))
+    if _str(user.get("type")):
+        data["account_type"] = user["type"]
+    return AccountDraft(
+        platform=Platform.GITHUB,
+        platform_key=login,
+        handle=login,
+        display_name=_str(user.get("name")),
+        bio=_str(user.get("bio")),
+        links=[blog] if blog else [],
+        declared_handles=[DeclaredHandle(platform=Platform.X, value=twitter.lstrip("@"))] if twitter else [],
+        followers=as_int(user.get("followers")),
+        account_created_at=parse_iso(user.get("created_at")),
+        metrics=_int_metrics(user, USER_METRICS),
+        data=data,
+    )
+
+
+def gist_group(gist: dict[str, Any]) -> GraphGroup:
+    gist_id = _str(gist.get("id"))
+    if gist_id is None:
+        raise TransientProviderError("GitHub gist answer without an `id`")
+    owner = owner_account(gist.get("owner"), source_ref="gist")
+    files = []
+    for name, meta in _dict(gist.get("files")).items():
+        meta = _dict(meta)
+        files.append({"filename": _str(meta.get("filename")) or name, **_scalars(meta, ("language", "size"))})
+    data: dict[str, Any] = {**_scalars(gist, ("public", "updated_at")), "files": files}
+    return GraphGroup(
+        ref=f"gist:{gist_id}",
+        creator=owner,
+        content=ContentDraft(
+            platform=Platform.GITHUB,
+            subtype=ContentSubtype.GIST,
+            platform_key=gist_id,
+            url=f"https://gist.github.com/{owner.platform_key}/{gist_id}" if owner else f"https://gist.github.com/{gist_id}",
+            published_at=parse_iso(gist.get("created_at")),
+            text=ContentText(primary=_str(gist.get("description"))),
+            metrics=_int_metrics(gist, ("comments",)),
+            data=data,
+        ),
+    )
+
+
+class GitHubGenerator:
+    source_types = frozenset({SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST})
+    makes_external_calls = True
+
+    def __init__(self, client: GitHubClient) -> None:
+        self._client = client
+
+    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        key = (routed.source_key or "").strip().strip("/")
+        if not key:
+            raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
+        try:
+            if routed.source_type == SourceType.GITHUB_REPO:
+                return self._repo(key)
+            if routed.source_type == SourceType.GITHUB_USER:
+                account = user_account(self._client.get(f"/users/{key}"))
+                return SocialObjectGraph.single(GraphGroup(ref=f"account:{account.platform_key}", creator=account))
+            if routed.source_type == SourceType.GITHUB_GIST:
+                # `gist.github.com/{user}/{id}`: the id alone names the gist.
+                return SocialObjectGraph.single(gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}")))
+        except ProviderError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+            raise TransientProviderError(f"GitHub: unexpected answer shape ({exc.__class__.__name__})") from None
+        raise TransientProviderError(f"GitHubGenerator cannot handle {routed.source_type}", external_call_made=False)
+
+    def _repo(self, key: str) -> SocialObjectGraph:
+        if key.count("/") != 1:
+            raise TargetNotFound(f"{key!r} is not owner/name", external_call_made=False)
+        repo = self._client.get(f"/repos/{key}")
+        root = repo_group(repo)
+        groups = [root]
+        parent = _dict(repo.get("parent"))
+        if _str(parent.get("full_name")):  # only forks carry `parent`
+            parent_group = repo_group(parent)
+            if parent_group.ref != root.ref:
+                root.parent_ref, root.parent_relation = parent_group.ref, ParentRelation.FORK
+                groups.append(parent_group)
+        return SocialObjectGraph(groups=groups, root_ref=root.ref)

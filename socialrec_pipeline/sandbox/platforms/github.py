@@ -1,0 +1,104 @@
+"""GitHub REST v3 stand-in: repositories (with a fork), users and gists in the documented shapes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
+
+
+def owner(login: str = "pumpdev", owner_id: int = 583231, kind: str = "User") -> dict[str, Any]:
+    return {"login": login, "id": owner_id, "type": kind, "html_url": f"https://github.com/{login}",
+            "site_admin": False}
+
+
+def repo(full_name: str = "pumpdev/pump-sdk", repo_id: int = 700_001, *, parent: dict[str, Any] | None = None,
+         **extra: Any) -> dict[str, Any]:
+    login = full_name.split("/")[0]
+    payload: dict[str, Any] = {
+        "id": repo_id,
+        "name": full_name.split("/")[1],
+        "full_name": full_name,
+        "owner": owner(login, repo_id + 1),
+        "private": False,
+        "html_url": f"https://github.com/{full_name}",
+        "description": "SDK for the PUMP token",
+        "fork": parent is not None,
+        "homepage": "https://pump.example",
+        "language": "TypeScript",
+        "created_at": "2024-11-02T10:15:00Z",
+        "updated_at": "2024-12-01T08:00:00Z",
+        "pushed_at": "2024-12-03T09:30:00Z",
+        "stargazers_count": 42,
+        "watchers_count": 42,
+        "forks_count": 5,
+        "open_issues_count": 1,
+        "subscribers_count": 3,
+        "topics": ["solana", "memecoin"],
+        "archived": False,
+        "default_branch": "main",
+    }
+    if parent is not None:
+        payload["parent"] = parent
+        payload["source"] = parent.get("source", parent)
+    payload.update(extra)
+    return payload
+
+
+def user(login: str = "pumpdev", **extra: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "login": login, "id": 583231, "type": "User", "name": "Pump Dev", "company": None,
+        "blog": "https://pump.example", "location": None, "bio": "building on solana",
+        "twitter_username": "pumpdev_x", "public_repos": 12, "public_gists": 1, "followers": 77,
+        "following": 4, "created_at": "2021-03-04T05:06:07Z", "updated_at": "2024-12-01T00:00:00Z",
+    }
+    payload.update(extra)
+    return payload
+
+
+def gist(gist_id: str = "aa5a315d61ae9438b18d", *, with_owner: bool = True) -> dict[str, Any]:
+    return {
+        "id": gist_id,
+        "html_url": f"https://gist.github.com/{gist_id}",
+        "description": "airdrop checker",
+        "public": True,
+        "created_at": "2024-12-05T12:00:00Z",
+        "updated_at": "2024-12-06T12:00:00Z",
+        "owner": owner() if with_owner else None,
+        "files": {"check.py": {"filename": "check.py", "type": "application/x-python", "language": "Python",
+                               "raw_url": "https://gist.githubusercontent.com/x/check.py", "size": 321,
+                               "truncated": False, "content": "print(1)"}},
+        "comments": 2,
+    }
+
+
+class GitHubFixtures:
+    def __init__(self) -> None:
+        self.repos: dict[str, dict[str, Any]] = {}
+        self.users: dict[str, dict[str, Any]] = {}
+        self.gists: dict[str, dict[str, Any]] = {}
+
+    def register(self, server: FixtureServer, prefix: str = "") -> "GitHubFixtures":
+        server.route_prefix("GET", f"{prefix}/repos/", lambda r: self._answer(self.repos, r.path[len(prefix) + 7:]))
+        server.route_prefix("GET", f"{prefix}/users/", lambda r: self._answer(self.users, r.path[len(prefix) + 7:]))
+        server.route_prefix("GET", f"{prefix}/gists/", lambda r: self._answer(self.gists, r.path[len(prefix) + 7:]))
+        return self
+
+    @staticmethod
+    def _answer(table: dict[str, dict[str, Any]], key: str) -> Reply:
+        found = table.get(key)
+        if found is None:
+            return Reply.json({"message": "Not Found", "documentation_url": "https://docs.github.com/rest",
+                               "status": "404"}, status=404)
+        return Reply.json(copy.deepcopy(found))
+
+
+def demo_fixtures() -> GitHubFixtures:
+    fixtures = GitHubFixtures()
+    upstream = repo("solana-labs/token-kit", 500_000, description="token kit")
+    fixtures.repos["pumpdev/pump-sdk"] = repo(parent=upstream)
+    fixtures.repos["solana-labs/token-kit"] = upstream
+    fixtures.users["pumpdev"] = user()
+    fixtures.gists["aa5a315d61ae9438b18d"] = gist()
+    return fixtures

@@ -1,0 +1,212 @@
+"""GitHubGenerator against a loopback GitHub REST v3 stand-in answering in the documented shapes."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from socialrec_pipeline.domain.enums import ParentRelation, Platform
+from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.graph import (
+    AccountDraft,
+    ContentDraft,
+    ContentText,
+    DeclaredHandle,
+    GraphGroup,
+    SocialObjectGraph,
+)
+from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.platforms import github as ghfix
+from tests.providers import make_routed, mutilations
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+OPTS = GenerateOptions()
+TOKEN = "ghp_sekrit"
+REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FixtureServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fx(server):
+    server.clear()
+    return ghfix.demo_fixtures().register(server)
+
+
+@pytest.fixture
+def gen(server):
+    client = GitHubClient(server.url, TOKEN, timeout=2.0)
+    yield GitHubGenerator(client)
+    client.close()
+
+
+def repo_group(full_name: str, repo_id: int, description: str, **data) -> GraphGroup:
+    login = full_name.split("/")[0]
+    return GraphGroup(
+        ref=f"repo:{full_name}",
+        creator=AccountDraft(platform=Platform.GITHUB, platform_key=login, handle=login,
+                             data={"source_ref": "repo", "id": repo_id + 1, "account_type": "User"}),
+        content=ContentDraft(
+            platform=Platform.GITHUB, subtype="repo", platform_key=full_name,
+            url=f"https://github.com/{full_name}", published_at=utc(2024, 11, 2, 10, 15),
+            text=ContentText(primary=description), links=["https://pump.example"], tags=["solana", "memecoin"],
+            metrics={"stargazers_count": 42, "forks_count": 5, "watchers_count": 42, "subscribers_count": 3,
+                     "open_issues_count": 1},
+            data={"id": repo_id, "pushed_at": "2024-12-03T09:30:00Z", "updated_at": "2024-12-01T08:00:00Z",
+                  "archived": False, "language": "TypeScript", "default_branch": "main", **data},
+        ),
+    )
+
+
+def test_protocol(gen):
+    assert isinstance(gen, Generator) and gen.makes_external_calls
+    assert gen.source_types == {REPO, USER, GIST}
+
+
+def test_fork_graph_is_exact(fx, gen, server):
+    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), OPTS, NOW)
+    root = repo_group("pumpdev/pump-sdk", 700_001, "SDK for the PUMP token", fork=True,
+                      source="solana-labs/token-kit")
+    root.parent_ref, root.parent_relation = "repo:solana-labs/token-kit", ParentRelation.FORK
+    parent = repo_group("solana-labs/token-kit", 500_000, "token kit", fork=False)
+    assert graph == SocialObjectGraph(groups=[root, parent], root_ref="repo:pumpdev/pump-sdk")
+    call = server.calls("/repos/")[-1]
+    assert call.path == "/repos/pumpdev/pump-sdk"
+    assert call.headers["authorization"] == f"Bearer {TOKEN}"
+    assert call.headers["accept"] == "application/vnd.github+json"
+
+
+def test_plain_repo_has_no_parent(fx, gen):
+    graph = gen.generate(make_routed(REPO, "solana-labs/token-kit"), OPTS, NOW)
+    assert graph == SocialObjectGraph.single(repo_group("solana-labs/token-kit", 500_000, "token kit", fork=False))
+
+
+def test_user_graph_is_exact(fx, gen):
+    graph = gen.generate(make_routed(USER, "pumpdev"), OPTS, NOW)
+    account = AccountDraft(
+        platform=Platform.GITHUB, platform_key="pumpdev", handle="pumpdev", display_name="Pump Dev",
+        bio="building on solana", links=["https://pump.example"],
+        declared_handles=[DeclaredHandle(platform=Platform.X, value="pumpdev_x")], followers=77,
+        account_created_at=utc(2021, 3, 4, 5, 6, 7),
+        metrics={"followers": 77, "following": 4, "public_repos": 12, "public_gists": 1},
+        data={"id": 583231, "account_type": "User"},
+    )
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="account:pumpdev", creator=account))
+
+
+def test_gist_graph_is_exact(fx, gen, server):
+    graph = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), OPTS, NOW)
+    expected = GraphGroup(
+        ref="gist:aa5a315d61ae9438b18d",
+        creator=AccountDraft(platform=Platform.GITHUB, platform_key="pumpdev", handle="pumpdev",
+                             data={"source_ref": "gist", "id": 583231, "account_type": "User"}),
+        content=ContentDraft(
+            platform=Platform.GITHUB, subtype="gist", platform_key="aa5a315d61ae9438b18d",
+            url="https://gist.github.com/pumpdev/aa5a315d61ae9438b18d", published_at=utc(2024, 12, 5, 12),
+            text=ContentText(primary="airdrop checker"), metrics={"comments": 2},
+            data={"public": True, "updated_at": "2024-12-06T12:00:00Z",
+                  "files": [{"filename": "check.py", "language": "Python", "size": 321}]},
+        ),
+    )
+    assert graph == SocialObjectGraph.single(expected)
+    assert server.calls("/gists/")[-1].path == "/gists/aa5a315d61ae9438b18d"
+
+
+def test_anonymous_gist_has_no_creator(fx, gen):
+    fx.gists["anon1"] = ghfix.gist("anon1", with_owner=False)
+    graph = gen.generate(make_routed(GIST, "anon1"), OPTS, NOW)
+    assert graph.groups[0].creator is None
+    assert graph.groups[0].content.url == "https://gist.github.com/anon1"
+
+
+def test_renamed_repo_redirect_is_followed_inside_the_api_only(fx, gen, server):
+    fx.repos["pumpdev/new-name"] = ghfix.repo("pumpdev/new-name")
+    server.route("GET", "/repos/pumpdev/old-name", Reply.redirect(server.url + "/repos/pumpdev/new-name", 301))
+    assert gen.generate(make_routed(REPO, "pumpdev/old-name"), OPTS, NOW).root_ref == "repo:pumpdev/new-name"
+    server.route("GET", "/repos/pumpdev/evil", Reply.redirect("http://169.254.169.254/latest", 301))
+    with pytest.raises(TransientProviderError, match="redirect"):
+        gen.generate(make_routed(REPO, "pumpdev/evil"), OPTS, NOW)
+
+
+RATE_LIMITED = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1764500000"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply.json({"message": "Not Found"}, status=404), TargetNotFound),
+        (Reply.json({"message": "Repository access blocked", "block": {"reason": "dmca"}}, status=451), TargetBlocked),
+        (Reply.json({"message": "Repository access blocked", "block": {"reason": "tos"}}, status=403), TargetBlocked),
+        (Reply.json({"message": "API rate limit exceeded"}, status=403, headers=RATE_LIMITED), TransientProviderError),
+        (Reply.json({"message": "API rate limit exceeded"}, status=429, headers=RATE_LIMITED), TransientProviderError),
+        (Reply.json({"message": "Bad credentials"}, status=401), TransientProviderError),
+        (Reply.json({"message": "Forbidden"}, status=403), TransientProviderError),
+        (Reply.html("<h1>forbidden</h1>", status=403), TransientProviderError),
+        (Reply.json({"message": "boom"}, status=500), TransientProviderError),
+        (Reply.json({"message": "unicorn"}, status=503), TransientProviderError),
+        (Reply(status=200, body=b'{"id": 1,', headers={"Content-Type": "application/json"}), TransientProviderError),
+        (Reply.html("<html>GitHub is down</html>"), TransientProviderError),
+        (Reply.json(["not", "an", "object"]), TransientProviderError),
+        (Reply.json({}), TransientProviderError),
+    ],
+)
+@pytest.mark.parametrize(("source_type", "key", "path"), [
+    (REPO, "a/b", "/repos/a/b"), (USER, "a", "/users/a"), (GIST, "a/123", "/gists/123"),
+])
+def test_error_shapes(server, gen, source_type, key, path, reply, error):
+    server.clear()
+    server.route("GET", path, reply)
+    with pytest.raises(error):
+        gen.generate(make_routed(source_type, key), OPTS, NOW)
+
+
+def test_timeout_is_transient(server):
+    server.clear()
+    server.route("GET", "/users/slow", lambda _r: (time.sleep(0.6), Reply.json(ghfix.user("slow")))[1])
+    client = GitHubClient(server.url, None, timeout=0.15)
+    with pytest.raises(TransientProviderError, match="timed out"):
+        GitHubGenerator(client).generate(make_routed(USER, "slow"), OPTS, NOW)
+    client.close()
+    assert "authorization" not in server.calls("/users/slow")[-1].headers
+
+
+def test_bad_keys_make_no_call(server, gen):
+    server.clear()
+    for source_type, key in ((REPO, "justone"), (USER, ""), (GIST, None)):
+        with pytest.raises(TargetNotFound) as info:
+            gen.generate(make_routed(source_type, key), OPTS, NOW)
+        assert info.value.external_call_made is False
+    assert server.calls() == []
+
+
+@pytest.mark.parametrize(("source_type", "key", "path", "payload"), [
+    (REPO, "pumpdev/pump-sdk", "/repos/pumpdev/pump-sdk", ghfix.repo(parent=ghfix.repo("a/b", 1))),
+    (USER, "pumpdev", "/users/pumpdev", ghfix.user()),
+    (GIST, "g1", "/gists/g1", ghfix.gist("g1")),
+])
+def test_mutilated_payloads_never_crash(server, gen, source_type, key, path, payload):
+    server.clear()
+    seen = 0
+    for body in mutilations(payload):
+        server.route("GET", path, Reply.json(body))
+        try:
+            graph = gen.generate(make_routed(source_type, key), OPTS, NOW)
+        except ProviderError:
+            continue
+        seen += 1
+        for group in graph.groups:
+            assert group.creator is None or group.creator.platform_key
+    assert seen > 20
