@@ -103,9 +103,10 @@ def classify_x(p: ParsedUrl) -> Classified:
         return _intent(p, segs[1].lower()) if n > 1 else _unknown(p)
     if first == "share" and n == 1:
         return _intent(p, "share")
-    if first in X_RESERVED or not _HANDLE.match(segs[0]):
+    # `x.com/@kolguy` is a common spelling of the profile and X resolves it.
+    handle = segs[0][1:] if segs[0].startswith("@") else segs[0]
+    if handle.lower() in X_RESERVED or not _HANDLE.match(handle):
         return _unknown(p)
-    handle = segs[0]
     if n == 1:
         return ST.X_PROFILE, handle.lower(), f"{X}/{handle.lower()}"
     second = segs[1].lower()
