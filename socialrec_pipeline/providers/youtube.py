@@ -1,0 +1,213 @@
+"""YouTube Data API v3: videos, shorts and channels (contracts/platform-apis.md § YouTube).
+
+Decisions:
+- A video's creator is built from a second call, `/channels?id=`, not from `snippet.channelTitle`
+  alone: existing account rows are never updated later (SPEC §5), so an account first written
+  without `account_created_at` and subscribers would keep the gap forever. The call costs 1 quota
+  unit. If that channel lookup comes back empty the account falls back to `channelId` +
+  `channelTitle`; any other failure of it fails the URL (retryable), for the same reason.
+- Shorts are videos (`watch?v=` canonical URL); `youtube_short` only differs in the source type.
+- Channels: `UC…` (24 chars) → `id=`, `/user/{name}` → `forUsername=`, anything else → `forHandle=@…`.
+- 403 `quotaExceeded`/`dailyLimitExceeded` → `OutOfCredit`; every other non-200 → error (404 is not
+  documented for these list endpoints, so it is a surprise, not a verdict).
+- `hiddenSubscriberCount: true` → no `followers` (the reported figure is rounded/withheld).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from socialrec_pipeline.domain.enums import ContentSubtype, Platform
+from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
+from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, as_int, build_client, json_body, parse_iso, send
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.routing.types import RoutedUrl
+
+VIDEO_METRICS = ("viewCount", "likeCount", "commentCount")
+CHANNEL_METRICS = ("subscriberCount", "videoCount", "viewCount")
+VIDEO_DATA = ("categoryId", "liveBroadcastContent", "defaultAudioLanguage")
+_QUOTA_REASONS = {"quotaExceeded", "dailyLimitExceeded"}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
+    """Statistics arrive as strings; convert, and drop what is not an integer."""
+    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
+
+
+class YouTubeClient:
+    """The key travels as the `key` query parameter, set once on the client and never logged."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._base = base_url.rstrip("/")
+        self._http = build_client(base_url, params={"key": api_key}, timeout=timeout, transport=transport)
+
+    def __repr__(self) -> str:
+        return f"YouTubeClient({self._base!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def videos(self, video_id: str) -> list[Any]:
+        return self._items("/videos", {"part": "snippet,statistics", "id": video_id})
+
+    def channels(self, **selector: str) -> list[Any]:
+        return self._items("/channels", {"part": "snippet,statistics", **selector})
+
+    def _items(self, path: str, params: dict[str, str]) -> list[Any]:
+        response = send(self._http, "GET", path, params=params)
+        if response.status_code != 200:
+            raise _status_error(path, response)
+        body = json_body(response)
+        if not isinstance(body, dict):
+            raise TransientProviderError(f"YouTube {path}: answered a {type(body).__name__}, not an object")
+        if as_int(_dict(body.get("pageInfo")).get("totalResults")) == 0:
+            return []
+        items = body.get("items")
+        if items is None:
+            return []
+        if not isinstance(items, list):
+            raise TransientProviderError(f"YouTube {path}: `items` is not a list")
+        return items
+
+
+def _status_error(path: str, response: httpx.Response) -> ProviderError:
+    code = response.status_code
+    reasons: set[str] = set()
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    for error in _list(_dict(_dict(body).get("error")).get("errors")):
+        if isinstance(_dict(error).get("reason"), str):
+            reasons.add(error["reason"])
+    if code == 403 and reasons & _QUOTA_REASONS:
+        return OutOfCredit(f"YouTube {path}: quota exceeded")
+    return TransientProviderError(f"YouTube {path}: HTTP {code} {sorted(reasons) or ''}".rstrip())
+
+
+def channel_account(item: Any) -> AccountDraft | None:
+    item = _dict(item)
+    channel_id = _str(item.get("id"))
+    if channel_id is None:
+        return None
+    snippet, stats = _dict(item.get("snippet")), _dict(item.get("statistics"))
+    hidden = stats.get("hiddenSubscriberCount") is True
+    custom_url = _str(snippet.get("customUrl"))
+    data: dict[str, Any] = {}
+    if isinstance(stats.get("hiddenSubscriberCount"), bool):
+        data["hiddenSubscriberCount"] = stats["hiddenSubscriberCount"]
+    if custom_url:
+        data["customUrl"] = custom_url
+    metrics = _int_metrics(stats, CHANNEL_METRICS)
+    if hidden:
+        metrics.pop("subscriberCount", None)
+    return AccountDraft(
+        platform=Platform.YOUTUBE,
+        platform_key=channel_id,
+        handle=custom_url.lstrip("@") if custom_url else None,
+        display_name=_str(snippet.get("title")),
+        bio=_str(snippet.get("description")),
+        account_created_at=parse_iso(snippet.get("publishedAt")),
+        followers=None if hidden else metrics.get("subscriberCount"),
+        metrics=metrics,
+        data=data,
+    )
+
+
+def video_content(item: dict[str, Any]) -> ContentDraft:
+    video_id = _str(item.get("id"))
+    if video_id is None:
+        raise TransientProviderError("YouTube video item without an `id`")
+    snippet = _dict(item.get("snippet"))
+    return ContentDraft(
+        platform=Platform.YOUTUBE,
+        subtype=ContentSubtype.VIDEO,
+        platform_key=video_id,
+        url=f"https://youtube.com/watch?v={video_id}",
+        published_at=parse_iso(snippet.get("publishedAt")),
+        text=ContentText(primary=_str(snippet.get("title")), body=_str(snippet.get("description"))),
+        tags=[t for t in (_str(t) for t in _list(snippet.get("tags"))) if t],
+        metrics=_int_metrics(_dict(item.get("statistics")), VIDEO_METRICS),
+        data={k: snippet[k] for k in VIDEO_DATA if isinstance(snippet.get(k), str)},
+    )
+
+
+class YouTubeGenerator:
+    source_types = frozenset({SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL})
+    makes_external_calls = True
+
+    def __init__(self, client: YouTubeClient) -> None:
+        self._client = client
+
+    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        key = (routed.source_key or "").strip().strip("/")
+        if not key:
+            raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
+        try:
+            if routed.source_type in (SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT):
+                return self._video(key)
+            if routed.source_type == SourceType.YOUTUBE_CHANNEL:
+                return self._channel(key, routed.canonical_url)
+        except ProviderError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+            raise TransientProviderError(f"YouTube: unexpected answer shape ({exc.__class__.__name__})") from None
+        raise TransientProviderError(f"YouTubeGenerator cannot handle {routed.source_type}", external_call_made=False)
+
+    def _video(self, video_id: str) -> SocialObjectGraph:
+        items = self._client.videos(video_id)
+        item = next((i for i in items if isinstance(i, dict) and i.get("id") == video_id), None)
+        if item is None:
+            if items:
+                raise TransientProviderError(f"YouTube video {video_id}: items without the asked id")
+            raise TargetNotFound(f"YouTube video {video_id}: no items")
+        content = video_content(item)
+        snippet = _dict(item.get("snippet"))
+        creator = None
+        channel_id = _str(snippet.get("channelId"))
+        if channel_id:
+            found = [c for c in self._client.channels(id=channel_id) if _dict(c).get("id") == channel_id]
+            creator = channel_account(found[0]) if found else AccountDraft(
+                platform=Platform.YOUTUBE, platform_key=channel_id, display_name=_str(snippet.get("channelTitle")),
+                data={"source_ref": "video"},
+            )
+        return SocialObjectGraph.single(GraphGroup(ref=f"video:{video_id}", creator=creator, content=content))
+
+    def _channel(self, key: str, canonical_url: str) -> SocialObjectGraph:
+        if key.startswith("UC") and len(key) == 24:
+            selector = {"id": key}
+        elif "/user/" in canonical_url:
+            selector = {"forUsername": key}
+        else:
+            selector = {"forHandle": "@" + key.lstrip("@")}
+        items = self._client.channels(**selector)
+        if not items:
+            raise TargetNotFound(f"YouTube channel {key}: no items")
+        account = channel_account(items[0])
+        if account is None:
+            raise TransientProviderError(f"YouTube channel {key}: item without an `id`")
+        return SocialObjectGraph.single(GraphGroup(ref=f"account:{account.platform_key}", creator=account))

@@ -1,0 +1,179 @@
+"""YouTubeGenerator against a loopback Data API v3 stand-in answering in the documented shapes."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
+from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.platforms import youtube as ytfix
+from tests.providers import make_routed, mutilations
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+OPTS = GenerateOptions()
+KEY = "AIza-sekrit"
+VIDEO, SHORT, CHANNEL = SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL
+CID = ytfix.CHANNEL_ID
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FixtureServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fx(server):
+    server.clear()
+    return ytfix.demo_fixtures().register(server)
+
+
+@pytest.fixture
+def gen(server):
+    client = YouTubeClient(server.url, KEY, timeout=2.0)
+    yield YouTubeGenerator(client)
+    client.close()
+
+
+CHANNEL_ACCOUNT = AccountDraft(
+    platform=Platform.YOUTUBE, platform_key=CID, handle="pumpchannel", display_name="Pump Channel",
+    bio="daily calls", account_created_at=datetime(2019, 5, 1, 12, 34, 56, 789000, tzinfo=timezone.utc),
+    followers=12_300, metrics={"subscriberCount": 12_300, "videoCount": 88, "viewCount": 987_654},
+    data={"hiddenSubscriberCount": False, "customUrl": "@pumpchannel"},
+)
+
+
+def test_protocol(gen):
+    assert isinstance(gen, Generator) and gen.makes_external_calls
+    assert gen.source_types == {VIDEO, SHORT, CHANNEL}
+
+
+@pytest.mark.parametrize("source_type", [VIDEO, SHORT])
+def test_video_graph_is_exact(fx, gen, server, source_type):
+    graph = gen.generate(make_routed(source_type, "dQw4w9WgXcQ"), OPTS, NOW)
+    expected = GraphGroup(
+        ref="video:dQw4w9WgXcQ",
+        creator=CHANNEL_ACCOUNT,
+        content=ContentDraft(
+            platform=Platform.YOUTUBE, subtype="video", platform_key="dQw4w9WgXcQ",
+            url="https://youtube.com/watch?v=dQw4w9WgXcQ",
+            published_at=datetime(2024, 12, 9, 18, tzinfo=timezone.utc),
+            text=ContentText(primary="PUMP launch stream", body="CA: 7xKX...pump\nhttps://pump.fun/abc"),
+            tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
+            data={"categoryId": "22", "liveBroadcastContent": "none"},
+        ),
+    )
+    assert graph == SocialObjectGraph.single(expected)
+    video_call, channel_call = server.calls()[-2:]
+    assert (video_call.path, video_call.param("id"), video_call.param("part"), video_call.param("key")) == (
+        "/videos", "dQw4w9WgXcQ", "snippet,statistics", KEY)
+    assert (channel_call.path, channel_call.param("id")) == ("/channels", CID)
+
+
+def test_video_whose_channel_is_gone_keeps_a_minimal_creator(fx, gen):
+    fx.videos["orphan"] = ytfix.video("orphan", channel_id="UCgonegonegonegonegone00")
+    creator = gen.generate(make_routed(VIDEO, "orphan"), OPTS, NOW).groups[0].creator
+    assert creator == AccountDraft(platform=Platform.YOUTUBE, platform_key="UCgonegonegonegonegone00",
+                                   display_name="Pump Channel", data={"source_ref": "video"})
+
+
+@pytest.mark.parametrize(("key", "url", "param"), [
+    ("pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
+    ("@pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
+    (CID, f"https://youtube.com/channel/{CID}", ("id", CID)),
+])
+def test_channel_graph_is_exact(fx, gen, server, key, url, param):
+    graph = gen.generate(make_routed(CHANNEL, key, url), OPTS, NOW)
+    assert graph == SocialObjectGraph.single(GraphGroup(ref=f"account:{CID}", creator=CHANNEL_ACCOUNT))
+    assert server.calls("/channels")[-1].param(param[0]) == param[1]
+
+
+def test_legacy_user_url_uses_for_username(fx, gen, server):
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(CHANNEL, "oldname", "https://youtube.com/user/oldname"), OPTS, NOW)
+    assert server.calls("/channels")[-1].param("forUsername") == "oldname"
+
+
+def test_hidden_subscriber_count_is_not_a_follower_count(fx, gen):
+    fx.channels[CID] = ytfix.channel(hidden=True)
+    account = gen.generate(make_routed(CHANNEL, CID), OPTS, NOW).groups[0].creator
+    assert account.followers is None and "subscriberCount" not in account.metrics
+    assert account.data["hiddenSubscriberCount"] is True
+
+
+@pytest.mark.parametrize(("source_type", "key"), [(VIDEO, "nope"), (CHANNEL, "nobody"), (CHANNEL, "UC" + "x" * 22)])
+def test_missing_target_is_not_found(fx, gen, source_type, key):
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(source_type, key), OPTS, NOW)
+
+
+def test_total_results_zero_with_items_key_is_not_found(server, gen):
+    server.clear()
+    server.route("GET", "/videos", Reply.json(ytfix.listing("video", [])))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(VIDEO, "x"), OPTS, NOW)
+
+
+@pytest.mark.parametrize(("reply", "error"), [
+    (ytfix.quota_exceeded(), OutOfCredit),
+    (Reply.json({"error": {"code": 403, "errors": [{"reason": "forbidden"}]}}, status=403), TransientProviderError),
+    (Reply.json({"error": {"code": 400, "errors": [{"reason": "keyInvalid"}]}}, status=400), TransientProviderError),
+    (Reply.json({"error": {"code": 429, "errors": [{"reason": "rateLimitExceeded"}]}}, status=429), TransientProviderError),
+    (Reply.json({"error": {"code": 404, "errors": [{"reason": "notFound"}]}}, status=404), TransientProviderError),
+    (Reply.json({"error": {"code": 500}}, status=500), TransientProviderError),
+    (Reply.html("<html>503</html>", status=503), TransientProviderError),
+    (Reply(status=200, body=b'{"items": [', headers={"Content-Type": "application/json"}), TransientProviderError),
+    (Reply.html("<html>consent</html>"), TransientProviderError),
+    (Reply.json({"items": {"id": "x"}}), TransientProviderError),
+    (Reply.json(None), TransientProviderError),
+])
+@pytest.mark.parametrize(("source_type", "path"), [(VIDEO, "/videos"), (CHANNEL, "/channels")])
+def test_error_shapes(server, gen, source_type, path, reply, error):
+    server.clear()
+    ytfix.demo_fixtures().register(server)
+    server.route("GET", path, reply)
+    with pytest.raises(error):
+        gen.generate(make_routed(source_type, "dQw4w9WgXcQ" if source_type is VIDEO else CID), OPTS, NOW)
+
+
+def test_video_fails_when_its_channel_lookup_runs_out_of_quota(fx, gen, server):
+    server.route("GET", "/channels", ytfix.quota_exceeded())
+    with pytest.raises(OutOfCredit):
+        gen.generate(make_routed(VIDEO, "dQw4w9WgXcQ"), OPTS, NOW)
+
+
+def test_timeout_is_transient_and_key_stays_out_of_messages(server):
+    server.clear()
+    server.route("GET", "/videos", lambda _r: (time.sleep(0.6), Reply.json({}))[1])
+    client = YouTubeClient(server.url, KEY, timeout=0.15)
+    with pytest.raises(TransientProviderError, match="timed out") as info:
+        YouTubeGenerator(client).generate(make_routed(VIDEO, "v"), OPTS, NOW)
+    assert KEY not in str(info.value) and KEY not in repr(client)
+    client.close()
+
+
+@pytest.mark.parametrize(("source_type", "path", "payload"), [
+    (VIDEO, "/videos", ytfix.listing("video", [ytfix.video()])),
+    (CHANNEL, "/channels", ytfix.listing("channel", [ytfix.channel()])),
+])
+def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload):
+    server.clear()
+    ytfix.demo_fixtures().register(server)
+    seen = 0
+    for body in mutilations(payload):
+        server.route("GET", path, Reply.json(body))
+        try:
+            graph = gen.generate(make_routed(source_type, "dQw4w9WgXcQ" if source_type is VIDEO else CID), OPTS, NOW)
+        except ProviderError:
+            continue
+        seen += 1
+        assert all(g.creator is None or g.creator.platform_key for g in graph.groups)
+    assert seen > 20
