@@ -1,0 +1,132 @@
+"""Reconcile (SPEC §7, token axis): record the tokens of an upstream `lastTransferAt` window we
+never saw on the stream.
+
+No progress collection: progress IS the existence of the `tokens` marker, so a recorded token
+simply drops out of the next run's difference. One `find_existing_addresses` per page; the rest go
+through the stream's own `TokenRecorder` path (the upstream token is already in hand, so no
+`get_token`). The run stops only between tokens: a token cut in half would leave URLs written
+without a marker and pay their external calls again next time.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import redis
+from pymongo.errors import ConnectionFailure
+
+from socialrec_pipeline.recording.processor import RecordOutcome, TokenRecorder
+from socialrec_pipeline.recording.settings import RecordingSettings
+from socialrec_pipeline.recording.soltracker import UpstreamTokens
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReconcileResult:
+    """Counts of one window (run metadata). `stopped_by` is None when the window was finished."""
+
+    candidates: int = 0
+    present: int = 0
+    recorded: int = 0
+    skipped_locked: int = 0
+    failed: int = 0
+    unknown: int = 0
+    below_threshold: int = 0
+    pages: int = 0
+    existence_queries: int = 0
+    stopped_by: str | None = None
+    url_statuses: Counter = field(default_factory=Counter)
+
+    @property
+    def converged(self) -> bool:
+        return self.stopped_by is None and self.failed == 0 and self.skipped_locked == 0
+
+    def as_metadata(self) -> dict[str, object]:
+        return {
+            "candidates": self.candidates, "present": self.present, "recorded": self.recorded,
+            "skipped_locked": self.skipped_locked, "failed": self.failed, "unknown": self.unknown,
+            "below_threshold": self.below_threshold, "pages": self.pages,
+            "stopped_by": self.stopped_by or "", "url_statuses": dict(self.url_statuses),
+        }
+
+
+class ReconcileService:
+    """Pages the upstream for one window and records the missing candidates."""
+
+    def __init__(
+        self,
+        store,
+        upstream: UpstreamTokens,
+        recorder: TokenRecorder,
+        settings: RecordingSettings | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.recorder = recorder
+        self.settings = settings or recorder.settings
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+
+    def run_window(
+        self,
+        from_: datetime,
+        to: datetime,
+        af_group_ids: Sequence[str],
+        deadline: datetime | None = None,
+        *,
+        owner: str | None = None,
+    ) -> ReconcileResult:
+        """Reconcile `[from_, to)`. Upstream errors and infrastructure errors raise."""
+        owner = owner or f"reconcile-{uuid.uuid4().hex}"
+        result = ReconcileResult()
+        pages = self.upstream.iter_token_pages(from_, to, af_group_ids, self.settings.reconcile_page_limit)
+        for page in pages:
+            result.pages += 1
+            candidates = []
+            for token in page:
+                if token.total_invested_alpha_finders >= self.settings.af_threshold:
+                    candidates.append(token)
+                else:
+                    result.below_threshold += 1
+            candidates = list({t.address: t for t in candidates}.values())  # a page may repeat one
+            result.candidates += len(candidates)
+            if not candidates:
+                continue
+            existing = self.store.tokens.find_existing_addresses(t.address for t in candidates)
+            result.existence_queries += 1
+            result.present += len(existing)
+            for token in candidates:
+                if token.address in existing:
+                    continue
+                if deadline is not None and self.clock() >= deadline:
+                    result.stopped_by = "deadline"
+                    return result
+                self._record(token, owner, result)
+        return result
+
+    def _record(self, token, owner: str, result: ReconcileResult) -> None:
+        try:
+            outcome = self.recorder.record_upstream_token(token, owner)
+        except (redis.RedisError, ConnectionFailure):
+            raise  # infrastructure down: fail the run loudly
+        except Exception:
+            log.exception("reconcile: recording %s failed", token.address)
+            result.failed += 1
+            return
+        if outcome.outcome is RecordOutcome.RECORDED:
+            result.recorded += 1
+            result.url_statuses.update(outcome.statuses)
+        elif outcome.outcome is RecordOutcome.LOCKED:
+            result.skipped_locked += 1
+        elif outcome.outcome is RecordOutcome.ALREADY_RECORDED:
+            result.present += 1  # recorded by the stream between our query and our lock
+        elif outcome.outcome is RecordOutcome.UNKNOWN_TOKEN:
+            result.unknown += 1
+        else:
+            result.failed += 1

@@ -1,0 +1,115 @@
+"""Reconcile: one existence query per page, same recording path, stop between tokens."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pymongo import MongoClient, monitoring
+
+from socialrec_pipeline.domain.models import Token
+from socialrec_pipeline.recording.reconcile import ReconcileService
+from socialrec_pipeline.recording.settings import RecordingSettings
+from socialrec_pipeline.sandbox.fixture_server import Reply
+from socialrec_pipeline.recording.soltracker import UpstreamShapeError
+from socialrec_pipeline.store import Store
+from socialrec_pipeline.store.client import CODEC_OPTIONS
+
+from . import harness
+from .conftest import make_address
+
+FROM = datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc)
+TO = FROM + timedelta(hours=1)
+
+
+class Finds(monitoring.CommandListener):
+    def __init__(self):
+        self.in_queries = 0
+
+    def started(self, event):
+        if event.command_name == "find" and event.command.get("find") == "tokens":
+            address = event.command.get("filter", {}).get("address")
+            if isinstance(address, dict) and "$in" in address:
+                self.in_queries += 1
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+@pytest.fixture
+def monitored(fresh_db, mongo_uri):
+    finds = Finds()
+    client = MongoClient(mongo_uri, event_listeners=[finds], tz_aware=True)
+    store = Store(client.get_database(fresh_db.name, codec_options=CODEC_OPTIONS))
+    store.ensure_indexes()
+    yield store, finds
+    client.close()
+
+
+def _at(minutes: int) -> str:
+    return (FROM + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
+
+
+def test_reconcile_records_missing_candidates_with_one_existence_query_per_page(monitored, redis_client, clock):
+    store, finds = monitored
+    env = harness.build(store, redis_client, clock, settings=RecordingSettings(reconcile_page_limit=2))
+    try:
+        new = [make_address(i) for i in range(3)]
+        present = make_address(10)
+        low = make_address(11)
+        outside = make_address(12)
+        for i, address in enumerate(new):
+            env.upstream.put(harness_token(address, _at(i), twitter=f"https://x.com/a/status/{i + 1}"))
+        env.upstream.put(harness_token(present, _at(5)))
+        env.upstream.put(harness_token(low, _at(6), af=4))
+        env.upstream.put(harness_token(outside, _at(61)))
+        store.tokens.write_marker(Token.of(address=present, discovered_at=clock()))
+        finds.in_queries = 0
+        result = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(FROM, TO, ["g-main"])
+        assert (result.pages, result.candidates, result.present, result.recorded, result.below_threshold) == (3, 4, 1, 3, 1)
+        assert result.converged and result.url_statuses == {"ok": 3}
+        # Pages: [new0, new1], [new2, present], [low] -> two pages had candidates.
+        assert finds.in_queries == result.existence_queries == 2
+        assert store.tokens.find_existing_addresses([*new, low, outside]) == set(new)
+        assert env.server.calls("/api/v1/tokens/") == []  # no get_token: the token was in hand
+        # A second run finds everything present and records nothing.
+        again = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(FROM, TO, ["g-main"])
+        assert (again.present, again.recorded) == (4, 0)
+    finally:
+        env.server.stop()
+
+
+def test_reconcile_skips_locked_tokens_and_stops_at_the_deadline_between_tokens(store, redis_client, clock):
+    env = harness.build(store, redis_client, clock)
+    try:
+        a, b = make_address(20), make_address(21)
+        env.upstream.put(harness_token(a, _at(1)))
+        env.upstream.put(harness_token(b, _at(2)))
+        env.locks.try_acquire(a, "stream-worker")
+        result = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(FROM, TO, [])
+        assert (result.skipped_locked, result.recorded) == (1, 1) and not result.converged
+        env.locks.release(a, "stream-worker")
+        stopped = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(
+            FROM, TO, [], deadline=clock() - timedelta(seconds=1))
+        assert stopped.stopped_by == "deadline" and stopped.recorded == 0 and not store.tokens.exists(a)
+    finally:
+        env.server.stop()
+
+
+def test_a_malformed_page_raises_rather_than_reading_as_empty(store, redis_client, clock):
+    env = harness.build(store, redis_client, clock)
+    try:
+        env.upstream.fail_with(Reply.json({"tokens": []}))  # wrong envelope
+        with pytest.raises(UpstreamShapeError):
+            ReconcileService(store, env.client, env.recorder, clock=clock).run_window(FROM, TO, [])
+    finally:
+        env.server.stop()
+
+
+def harness_token(address, last_transfer, af=6, **socials):
+    from socialrec_pipeline.sandbox.soltracker import upstream_token
+
+    return upstream_token(address, af=af, last_transfer=last_transfer, **socials)

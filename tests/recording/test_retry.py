@@ -1,0 +1,138 @@
+"""Retry: re-route, replace links, attempts per status kind, exhausted, untouched neighbours."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from socialrec_pipeline.domain.enums import FetchStatus
+from socialrec_pipeline.domain.errors import OutOfCredit, TransientProviderError
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.recording.retry import RetryService
+from socialrec_pipeline.recording.settings import RecordingSettings
+from socialrec_pipeline.routing.source_types import SourceType
+
+from . import harness
+
+OLD = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # two hours before the test clock
+from .conftest import make_address
+from .graphs import FixedGenerator, RaisingGenerator
+
+
+def rec(url, status, attempts=0, *, raw=None, source_type="x_tweet", platform="x", subtype="tweet", field="twitter", at=None):
+    return SocialUrlRecord(url=url, raw_url=raw or url, source_field=field, source_type=source_type,
+                           source_key=None, platform=platform, subtype=subtype, status=status,
+                           attempted_at=at or OLD, attempts=attempts)
+
+
+@pytest.fixture
+def env(store, redis_client, clock):
+    e = harness.build(store, redis_client, clock)
+    yield e
+    e.server.stop()
+
+
+def seed(store, clock, address, *records):
+    store.tokens.write_marker(Token.of(address=address, discovered_at=OLD, symbol="S", social_urls=list(records)))
+
+
+def elements(store, address):
+    return {r.url: r for r in store.tokens.find_by_address(address).social_urls}
+
+
+def test_retry_replaces_links_and_counts_attempts_per_status_kind(env, store, clock):
+    address = make_address(1)
+    tweet = "https://x.com/a/status/42"
+    seed(store, clock, address,
+         rec(tweet, "error", attempts=2),
+         rec("https://t.me/chan", "unsupported", source_type="telegram_channel", platform="tg", subtype="channel", field="telegram"),
+         rec("https://www.tiktok.com/@someone", "skipped_paid", source_type="tiktok_profile", platform="tt", subtype=None, field="website"),
+         rec("https://x.com/a/status/43", "not_found", attempts=1, field="discord"))
+    before = elements(store, address)
+    result = RetryService(store, env.recorder, clock=clock).run(None)
+    after = elements(store, address)
+    assert (after[tweet].status, after[tweet].attempts, after[tweet].attempted_at) == ("ok", 3, clock())
+    assert (after["https://t.me/chan"].status, after["https://t.me/chan"].attempts) == ("unsupported", 0)
+    tiktok = after["https://tiktok.com/@someone"]  # re-routed: canonical spelling replaces the old url
+    assert (tiktok.status, tiktok.attempts, tiktok.source_type) == ("skipped_paid", 0, "tiktok_profile")
+    assert after["https://x.com/a/status/43"] == before["https://x.com/a/status/43"]  # untouched neighbour
+    assert result.urls_attempted == 3 and result.external_calls == 1
+    links = store.db.token_links.count_documents({"token_address": address, "source_url": tweet})
+    assert links == 2
+    # Force the tweet back to `error` and retry: links are replaced, not appended.
+    store.tokens.record_social_url_result(address, tweet, after[tweet].model_copy(update={"status": FetchStatus.ERROR, "attempted_at": clock() - timedelta(hours=2)}))
+    RetryService(store, env.recorder, clock=clock).run([FetchStatus.ERROR])
+    assert store.db.token_links.count_documents({"token_address": address, "source_url": tweet}) == 2
+    assert env.soltracker_calls() == 0
+
+
+def test_error_at_max_attempts_becomes_exhausted(store, redis_client, clock):
+    failing = RaisingGenerator({SourceType.X_TWEET}, TransientProviderError("503"))
+    e = harness.build(store, redis_client, clock, generators=[failing])
+    try:
+        address = make_address(2)
+        seed(store, clock, address, rec("https://x.com/a/status/1", "error", attempts=3))
+        service = RetryService(store, e.recorder, clock=clock)
+        service.run(None)
+        assert elements(store, address)["https://x.com/a/status/1"].status == "error"
+        clock.now += timedelta(hours=2)
+        result = service.run(None)
+        element = elements(store, address)["https://x.com/a/status/1"]
+        assert (element.status, element.attempts, result.exhausted) == ("exhausted", 5, 1)
+        clock.now += timedelta(hours=2)
+        assert service.run(None).urls_attempted == 0  # exhausted is absorbing by default
+        assert len(failing.calls) == 2
+    finally:
+        e.server.stop()
+
+
+def test_invalid_and_exhausted_only_when_named_and_recent_urls_wait(env, store, clock):
+    address = make_address(3)
+    seed(store, clock, address,
+         rec("https://x.com/a/status/7", "invalid"),
+         rec("https://x.com/a/status/8", "exhausted", attempts=5, field="website"),
+         rec("https://x.com/a/status/9", "error", attempts=1, field="telegram", at=clock() - timedelta(minutes=5)))
+    service = RetryService(store, env.recorder, clock=clock)
+    assert service.run(None).urls_attempted == 0  # error is too recent; absorbing ones not asked for
+    result = service.run(["invalid"])
+    assert result.urls_attempted == 1
+    assert elements(store, address)["https://x.com/a/status/7"].status == "ok"
+    assert elements(store, address)["https://x.com/a/status/8"].status == "exhausted"
+    with pytest.raises(ValueError):
+        service.run(["ok"])
+
+
+def test_retry_reroutes_stale_classification(env, store, clock):
+    address = make_address(4)
+    stale = rec("https://twitter.com/a/status/55?s=20", "unsupported", source_type="x_unknown", subtype="unknown")
+    seed(store, clock, address, stale)
+    assert RetryService(store, env.recorder, clock=clock).run(None).rerouted == 1
+    (element,) = store.tokens.find_by_address(address).social_urls
+    assert (element.url, element.source_type, element.source_key, element.status) == (
+        "https://x.com/a/status/55", "x_tweet", "55", "ok")
+    assert element.raw_url == "https://twitter.com/a/status/55?s=20"
+
+
+def test_out_of_credit_stops_paid_urls_for_the_rest_of_the_run(store, redis_client, clock):
+    tiktok = RaisingGenerator({SourceType.TIKTOK_PROFILE}, OutOfCredit("no credit"))
+    e = harness.build(store, redis_client, clock, generators=[tiktok, *harness.default_generators()],
+                      settings=RecordingSettings(enable_paid=True))
+    try:
+        for i in range(3):
+            seed(store, clock, make_address(30 + i),
+                 rec(f"https://tiktok.com/@p{i}", "skipped_paid", source_type="tiktok_profile", platform="tt", subtype=None))
+        result = RetryService(store, e.recorder, clock=clock).run(["skipped_paid"])
+        assert len(tiktok.calls) == 1 and result.credit_exhausted
+        assert result.statuses == {"skipped_paid": 3} and result.external_calls == 0
+    finally:
+        e.server.stop()
+
+
+def test_retry_skips_a_locked_token(env, store, clock):
+    address = make_address(5)
+    seed(store, clock, address, rec("https://x.com/a/status/66", "error", attempts=1))
+    env.locks.try_acquire(address, "stream")
+    result = RetryService(store, env.recorder, clock=clock).run(None)
+    assert (result.skipped_locked, result.urls_attempted) == (1, 0)
+    assert elements(store, address)["https://x.com/a/status/66"].status == "error"
