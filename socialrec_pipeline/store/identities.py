@@ -9,6 +9,7 @@ the server rejects one with E11000 and we read the winner back, so callers alway
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Generic, TypeVar
 
 from bson import ObjectId
@@ -83,7 +84,7 @@ class _IdentityRepository(Generic[Row]):
         return ids
 
     @staticmethod
-    def _insert_document(row: Row, now) -> dict:
+    def _insert_document(row: Row, now: datetime) -> dict:
         # The filter's equality fields are inserted by the server; repeating them in
         # $setOnInsert is legal on MongoDB but needless.
         doc = row.to_document()

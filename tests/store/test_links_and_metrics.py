@@ -8,7 +8,7 @@ from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, Platform
 from socialrec_pipeline.domain.models import SERIES_POINT_CAP, MetricPoint, TokenLink
 from socialrec_pipeline.store import FirstPoint, TokenLinkRepository
 
-from tests.store.conftest import T0, h, unique
+from tests.store.conftest import h, unique
 
 
 def link(object_id: ObjectId, address: str, at, *, ancestors=(), url="https://x.com/a/status/1",
