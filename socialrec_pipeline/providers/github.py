@@ -1,8 +1,9 @@
 """GitHub REST v3: repositories, users/organisations, gists (contracts/platform-apis.md § GitHub).
 
 Decisions:
-- Accounts are keyed by `login` (seed 000 §1.4), repositories by `full_name`, gists by `id`, each as
-  GitHub spells it in the answer; the numeric `id` goes to `data.id` so a rename can be traced.
+- Accounts are keyed by `login` (seed 000 §1.4), repositories by `full_name`, gists by `id`, all
+  lower-cased like the router's keys and canonical URLs (GitHub resolves names case-insensitively);
+  the spelling GitHub returns stays in `handle` / `data.full_name`, the numeric `id` in `data.id`.
 - A fork's direct `parent` becomes its own group; the fork's group points at it with
   `parent_relation: fork`. The network root (`source`) is recorded only as `data.source`.
 - 404 → not found; 451, or 403 whose body carries `block` → blocked; 403/429 with
@@ -139,7 +140,7 @@ def owner_account(owner: Any, *, source_ref: str) -> AccountDraft | None:
         data["id"] = owner["id"]
     if _str(owner.get("type")):
         data["account_type"] = owner["type"]
-    return AccountDraft(platform=Platform.GITHUB, platform_key=login, handle=login, data=data)
+    return AccountDraft(platform=Platform.GITHUB, platform_key=login.lower(), handle=login, data=data)
 
 
 def repo_content(repo: dict[str, Any]) -> ContentDraft:
@@ -147,15 +148,15 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
     if full_name is None or "/" not in full_name:
         raise TransientProviderError("GitHub repo answer without a `full_name`")
     homepage = _str(repo.get("homepage"))
-    data = _scalars(repo, REPO_DATA)
+    data = {**_scalars(repo, REPO_DATA), "full_name": full_name}
     source = _str(_dict(repo.get("source")).get("full_name"))
     if source:
         data["source"] = source
     return ContentDraft(
         platform=Platform.GITHUB,
         subtype=ContentSubtype.REPO,
-        platform_key=full_name,
-        url=f"https://github.com/{full_name}",
+        platform_key=full_name.lower(),
+        url=f"https://github.com/{full_name.lower()}",
         published_at=parse_iso(repo.get("created_at")),
         text=ContentText(primary=_str(repo.get("description"))),
         links=[homepage] if homepage else [],
@@ -182,7 +183,7 @@ def user_account(user: dict[str, Any]) -> AccountDraft:
         data["account_type"] = user["type"]
     return AccountDraft(
         platform=Platform.GITHUB,
-        platform_key=login,
+        platform_key=login.lower(),
         handle=login,
         display_name=_str(user.get("name")),
         bio=_str(user.get("bio")),
@@ -199,6 +200,7 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
     gist_id = _str(gist.get("id"))
     if gist_id is None:
         raise TransientProviderError("GitHub gist answer without an `id`")
+    gist_id = gist_id.lower()
     owner = owner_account(gist.get("owner"), source_ref="gist")
     files = []
     for name, meta in _dict(gist.get("files")).items():

@@ -125,7 +125,8 @@ def _picked(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def tweet_url(user_name: str | None, tweet_id: str) -> str:
-    return f"https://x.com/{user_name}/status/{tweet_id}" if user_name else f"https://x.com/i/status/{tweet_id}"
+    """The router's canonical form (handles lower-cased), so a later link to the same tweet matches."""
+    return f"https://x.com/{user_name.lower()}/status/{tweet_id}" if user_name else f"https://x.com/i/status/{tweet_id}"
 
 
 # -- client -------------------------------------------------------------------------------------

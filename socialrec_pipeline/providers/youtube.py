@@ -6,8 +6,9 @@ Decisions:
   without `account_created_at` and subscribers would keep the gap forever. The call costs 1 quota
   unit. If that channel lookup comes back empty the account falls back to `channelId` +
   `channelTitle`; any other failure of it fails the URL (retryable), for the same reason.
-- Shorts are videos (`watch?v=` canonical URL); `youtube_short` only differs in the source type.
-- Channels: `UC…` (24 chars) → `id=`, `/user/{name}` → `forUsername=`, anything else → `forHandle=@…`.
+- Shorts are videos; their content URL is the router's canonical `/shorts/{id}`, others `watch?v=`.
+- Channels by the router's key: `UC…` → `id=`, `user/{name}` → `forUsername=`, `@handle` and
+  `c/{name}` → `forHandle=@…` (custom URLs have no lookup of their own; most equal the handle).
 - 403 `quotaExceeded`/`dailyLimitExceeded` → `OutOfCredit`; every other non-200 → error (404 is not
   documented for these list endpoints, so it is a surprise, not a verdict).
 - `hiddenSubscriberCount: true` → no `followers` (the reported figure is rounded/withheld).
@@ -138,7 +139,7 @@ def channel_account(item: Any) -> AccountDraft | None:
     )
 
 
-def video_content(item: dict[str, Any]) -> ContentDraft:
+def video_content(item: dict[str, Any], *, short: bool = False) -> ContentDraft:
     video_id = _str(item.get("id"))
     if video_id is None:
         raise TransientProviderError("YouTube video item without an `id`")
@@ -147,7 +148,7 @@ def video_content(item: dict[str, Any]) -> ContentDraft:
         platform=Platform.YOUTUBE,
         subtype=ContentSubtype.VIDEO,
         platform_key=video_id,
-        url=f"https://youtube.com/watch?v={video_id}",
+        url=f"https://youtube.com/shorts/{video_id}" if short else f"https://youtube.com/watch?v={video_id}",
         published_at=parse_iso(snippet.get("publishedAt")),
         text=ContentText(primary=_str(snippet.get("title")), body=_str(snippet.get("description"))),
         tags=[t for t in (_str(t) for t in _list(snippet.get("tags"))) if t],
@@ -169,23 +170,23 @@ class YouTubeGenerator:
             raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
         try:
             if routed.source_type in (SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT):
-                return self._video(key)
+                return self._video(key, short=routed.source_type == SourceType.YOUTUBE_SHORT)
             if routed.source_type == SourceType.YOUTUBE_CHANNEL:
-                return self._channel(key, routed.canonical_url)
+                return self._channel(key)
         except ProviderError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
             raise TransientProviderError(f"YouTube: unexpected answer shape ({exc.__class__.__name__})") from None
         raise TransientProviderError(f"YouTubeGenerator cannot handle {routed.source_type}", external_call_made=False)
 
-    def _video(self, video_id: str) -> SocialObjectGraph:
+    def _video(self, video_id: str, *, short: bool) -> SocialObjectGraph:
         items = self._client.videos(video_id)
         item = next((i for i in items if isinstance(i, dict) and i.get("id") == video_id), None)
         if item is None:
             if items:
                 raise TransientProviderError(f"YouTube video {video_id}: items without the asked id")
             raise TargetNotFound(f"YouTube video {video_id}: no items")
-        content = video_content(item)
+        content = video_content(item, short=short)
         snippet = _dict(item.get("snippet"))
         creator = None
         channel_id = _str(snippet.get("channelId"))
@@ -197,13 +198,16 @@ class YouTubeGenerator:
             )
         return SocialObjectGraph.single(GraphGroup(ref=f"video:{video_id}", creator=creator, content=content))
 
-    def _channel(self, key: str, canonical_url: str) -> SocialObjectGraph:
+    def _channel(self, key: str) -> SocialObjectGraph:
+        if key.startswith("channel/"):
+            key = key[len("channel/"):]
         if key.startswith("UC") and len(key) == 24:
             selector = {"id": key}
-        elif "/user/" in canonical_url:
-            selector = {"forUsername": key}
+        elif key.startswith("user/"):
+            selector = {"forUsername": key[len("user/"):]}
         else:
-            selector = {"forHandle": "@" + key.lstrip("@")}
+            name = key[len("c/"):] if key.startswith("c/") else key
+            selector = {"forHandle": "@" + name.lstrip("@")}
         items = self._client.channels(**selector)
         if not items:
             raise TargetNotFound(f"YouTube channel {key}: no items")

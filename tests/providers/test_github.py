@@ -66,7 +66,8 @@ def repo_group(full_name: str, repo_id: int, description: str, **data) -> GraphG
             metrics={"stargazers_count": 42, "forks_count": 5, "watchers_count": 42, "subscribers_count": 3,
                      "open_issues_count": 1},
             data={"id": repo_id, "pushed_at": "2024-12-03T09:30:00Z", "updated_at": "2024-12-01T08:00:00Z",
-                  "archived": False, "language": "TypeScript", "default_branch": "main", **data},
+                  "archived": False, "language": "TypeScript", "default_branch": "main", "full_name": full_name,
+                  **data},
         ),
     )
 
@@ -210,3 +211,14 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, key, path, pay
         for group in graph.groups:
             assert group.creator is None or group.creator.platform_key
     assert seen > 20
+
+
+def test_keys_and_urls_are_lower_cased_like_the_router(fx, gen):
+    fx.repos["pumpdev/mixed"] = ghfix.repo("PumpDev/Mixed-Case")
+    fx.users["pumpdev2"] = ghfix.user("PumpDev2")
+    group = gen.generate(make_routed(REPO, "pumpdev/mixed"), OPTS, NOW).groups[0]
+    assert (group.content.platform_key, group.content.url) == ("pumpdev/mixed-case", "https://github.com/pumpdev/mixed-case")
+    assert group.content.data["full_name"] == "PumpDev/Mixed-Case"
+    assert (group.creator.platform_key, group.creator.handle) == ("pumpdev", "PumpDev")
+    account = gen.generate(make_routed(USER, "pumpdev2"), OPTS, NOW).groups[0].creator
+    assert (account.platform_key, account.handle) == ("pumpdev2", "PumpDev2")

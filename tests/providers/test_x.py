@@ -166,6 +166,12 @@ def test_quote_chain_is_capped_at_depth_two(fx, gen):
     assert graph.groups[-1].parent_ref is None
 
 
+def test_tweet_url_uses_the_routers_lower_cased_handle(fx, gen):
+    fx.tweets["88"] = xfix.tweet("88", xfix.user("9", "KolGuy"))
+    assert gen.generate(routed(SourceType.X_TWEET, "88"), OPTS, NOW).groups[0].content.url == (
+        "https://x.com/kolguy/status/88")
+
+
 def test_community_info_on_a_tweet_becomes_its_venue(fx, gen):
     fx.tweets["77"] = xfix.tweet("77", communityInfo={"id": "1790000000000000042", "name": "PUMP holders"})
     graph = gen.generate(routed(SourceType.X_TWEET, "77"), OPTS, NOW)

@@ -64,7 +64,8 @@ def test_video_graph_is_exact(fx, gen, server, source_type):
         creator=CHANNEL_ACCOUNT,
         content=ContentDraft(
             platform=Platform.YOUTUBE, subtype="video", platform_key="dQw4w9WgXcQ",
-            url="https://youtube.com/watch?v=dQw4w9WgXcQ",
+            url=("https://youtube.com/shorts/dQw4w9WgXcQ" if source_type is SHORT
+                 else "https://youtube.com/watch?v=dQw4w9WgXcQ"),
             published_at=datetime(2024, 12, 9, 18, tzinfo=timezone.utc),
             text=ContentText(primary="PUMP launch stream", body="CA: 7xKX...pump\nhttps://pump.fun/abc"),
             tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
@@ -86,7 +87,7 @@ def test_video_whose_channel_is_gone_keeps_a_minimal_creator(fx, gen):
 
 
 @pytest.mark.parametrize(("key", "url", "param"), [
-    ("pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
+    ("c/pumpchannel", "https://youtube.com/c/pumpchannel", ("forHandle", "@pumpchannel")),
     ("@pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
     (CID, f"https://youtube.com/channel/{CID}", ("id", CID)),
 ])
@@ -98,7 +99,7 @@ def test_channel_graph_is_exact(fx, gen, server, key, url, param):
 
 def test_legacy_user_url_uses_for_username(fx, gen, server):
     with pytest.raises(TargetNotFound):
-        gen.generate(make_routed(CHANNEL, "oldname", "https://youtube.com/user/oldname"), OPTS, NOW)
+        gen.generate(make_routed(CHANNEL, "user/oldname", "https://youtube.com/user/oldname"), OPTS, NOW)
     assert server.calls("/channels")[-1].param("forUsername") == "oldname"
 
 
