@@ -1,0 +1,48 @@
+"""The code location loads the way the webserver loads it, and every definition resolves by name."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = {
+    "jobs": ["record_token_job", "reconcile_job", "retry_job"],
+    "schedules": ["reconcile_schedule", "retry_schedule"],
+    "sensors": ["token_flow_sensor"],
+}
+
+
+def _workspace_entry() -> dict:
+    workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
+    return workspace["load_from"][0]["python_module"]
+
+
+def test_workspace_validates_like_the_webserver_loads_it(tmp_path):
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "MONGODB_URI": "mongodb://127.0.0.1:1"}
+    dagster = Path(sys.executable).with_name("dagster")
+    proc = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "Validation successful for code location socialrec_pipeline" in output
+
+
+def test_every_definition_resolves_by_name():
+    entry = _workspace_entry()
+    assert entry["location_name"] == "socialrec_pipeline"
+    defs = importlib.import_module(entry["module_name"]).defs
+    repo = defs.get_repository_def()
+    assert sorted(j for j in repo.job_names if not j.startswith("__")) == sorted(NAMES["jobs"])
+    for name in NAMES["jobs"]:
+        assert repo.get_job(name).name == name
+    assert sorted(s.name for s in repo.schedule_defs) == sorted(NAMES["schedules"])
+    assert [s.name for s in repo.sensor_defs] == NAMES["sensors"]
+    assert repo.get_sensor_def("token_flow_sensor").job_name == "record_token_job"

@@ -1,0 +1,110 @@
+"""reconcile_job for one partition, retry_job for one status, and both schedules' partition keys."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import dagster as dg
+import pytest
+
+from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule
+from socialrec_pipeline.defs.record_token import record_token_job
+from socialrec_pipeline.defs.resources import RecordingSettingsResource
+from socialrec_pipeline.defs.retry import retry_job, retry_schedule
+from socialrec_pipeline.sandbox.soltracker import upstream_token
+
+from .jobs_fixtures import four_url_token, job_resources, start_fixtures, unique_address
+
+WINDOW = "2026-11-30-02:00"
+
+
+@pytest.fixture(scope="module")
+def fixtures():
+    server, soltracker = start_fixtures()
+    yield server, soltracker
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def instance():
+    with dg.DagsterInstance.ephemeral() as inst:
+        yield inst
+
+
+def metadata_of(result, step: str) -> dict:
+    event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
+    return {k: v.value for k, v in event.event_specific_data.metadata.items()}
+
+
+def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, soltracker = fixtures
+    present, missing, low, outside = (unique_address() for _ in range(4))
+    soltracker.put(four_url_token(present, last_transfer="2026-11-30T02:10:00Z"))
+    soltracker.put(four_url_token(missing, last_transfer="2026-11-30T02:59:59Z"))
+    soltracker.put(upstream_token(low, af=3, last_transfer="2026-11-30T02:30:00Z"))
+    soltracker.put(four_url_token(outside, last_transfer="2026-11-30T03:00:00Z"))  # next window
+    fresh_db["tokens"].insert_one({"address": present, "social_urls": []})
+
+    result = reconcile_job.execute_in_process(
+        partition_key=WINDOW, instance=instance,
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+    )
+
+    assert result.success
+    md = metadata_of(result, "reconcile_window")
+    assert (md["candidates"], md["present"], md["recorded"], md["skipped"], md["failed"]) == (2, 1, 1, 0, 0)
+    assert fresh_db["tokens"].find_one({"address": missing}) is not None
+    assert fresh_db["tokens"].find_one({"address": outside}) is None
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/job"] == "reconcile"
+
+
+def test_retry_skipped_paid_after_paid_is_enabled(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+    assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+    server.reset_log()
+
+    paid_on = {**resources, "recording": RecordingSettingsResource(enable_paid="true", retry_min_interval_minutes="0")}
+    result = retry_job.execute_in_process(partition_key="skipped_paid", resources=paid_on, instance=instance)
+
+    assert result.success
+    md = metadata_of(result, "retry_urls")
+    assert md["status"] == "skipped_paid" and md["urls_attempted"] == 1
+    tiktok = next(u for u in fresh_db["tokens"].find_one({"address": address})["social_urls"] if u["platform"] == "tt")
+    assert tiktok["status"] == "ok" and len(server.calls("/v2/acts")) == 1
+
+
+def test_malformed_paid_switch_fails_closed(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, _ = fixtures
+    server.reset_log()
+    resources = {
+        **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        "recording": RecordingSettingsResource(enable_paid="yes please"),
+    }
+    result = retry_job.execute_in_process(partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False)
+    assert not result.success
+    assert not server.calls("/v2/acts")
+
+
+def test_reconcile_schedule_targets_the_previous_hour():
+    context = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=timezone.utc))
+    requests = reconcile_schedule.evaluate_tick(context).run_requests
+    assert [r.partition_key for r in requests] == ["2026-11-30-04:00"]
+    assert reconcile_schedule.execution_timezone == "UTC"
+
+
+def test_retry_schedule_launches_the_three_retryable_statuses():
+    from socialrec_pipeline.defs.definitions import defs
+
+    repo = defs.get_repository_def()
+    context = dg.build_schedule_context(
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 15, tzinfo=timezone.utc), repository_def=repo
+    )
+    requests = retry_schedule.evaluate_tick(context).run_requests
+    assert [r.partition_key for r in requests] == ["error", "unsupported", "skipped_paid"]
+    assert len({r.run_key for r in requests}) == 3
+    assert retry_schedule.execution_timezone == "UTC"
+    assert retry_job.partitions_def.get_partition_keys() == ["error", "unsupported", "skipped_paid", "invalid", "exhausted"]
