@@ -1,0 +1,208 @@
+"""TelegramGenerator against loopback t.me preview pages."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from socialrec_pipeline.domain.enums import Platform, VenueSubtype
+from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.graph import ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
+from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient, parse_preview
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.platforms import telegram as tgfix
+from tests.providers import make_routed
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+OPTS = GenerateOptions()
+CHANNEL, INVITE, POST = SourceType.TELEGRAM_CHANNEL, SourceType.TELEGRAM_INVITE, SourceType.TELEGRAM_POST
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FixtureServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fx(server):
+    server.clear()
+    tgfix.register(server)
+    return server
+
+
+@pytest.fixture
+def gen(server):
+    client = TelegramPreviewClient(server.url, timeout=2.0)
+    yield TelegramGenerator(client)
+    client.close()
+
+
+def venue(key: str, subtype: VenueSubtype, **fields) -> VenueDraft:
+    return VenueDraft(platform=Platform.TELEGRAM, subtype=subtype, platform_key=key, **fields)
+
+
+def test_protocol(gen):
+    assert isinstance(gen, Generator) and gen.makes_external_calls
+    assert gen.source_types == {CHANNEL, INVITE, POST}
+
+
+def test_channel_graph_is_exact(fx, gen):
+    graph = gen.generate(make_routed(CHANNEL, "pumpchannel"), OPTS, NOW)
+    expected = venue(
+        "pumpchannel", VenueSubtype.CHANNEL, name="PUMP Official",
+        description="CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", members=12_345,
+        metrics={"subscribers": 12_345},
+        data={"platform_key_kind": "username", "username": "pumpchannel", "action_button": "View in Telegram"},
+    )
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="venue:pumpchannel", venue=expected))
+    assert fx.calls()[-1].path == "/pumpchannel"
+
+
+def test_group_with_stock_description(fx, gen):
+    graph = gen.generate(make_routed(CHANNEL, "PumpChat"), OPTS, NOW)
+    expected = venue("pumpchat", VenueSubtype.GROUP, name="PUMP Chat", members=1_024,
+                     metrics={"members": 1_024, "online": 57},
+                     data={"platform_key_kind": "username", "username": "pumpchat",
+                           "action_button": "View in Telegram"})
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="venue:pumpchat", venue=expected))
+
+
+def test_shell(fx, gen):
+    graph = gen.generate(make_routed(CHANNEL, "emptyshell"), OPTS, NOW)
+    assert graph.groups[0].venue == venue("emptyshell", VenueSubtype.SHELL, name="Empty Shell",
+                                          data={"platform_key_kind": "username", "username": "emptyshell"})
+
+
+def test_private_invite(fx, gen):
+    graph = gen.generate(make_routed(INVITE, "AbCdEf123"), OPTS, NOW)
+    expected = venue("invite:AbCdEf123", VenueSubtype.GROUP, name="PUMP Insiders", members=311,
+                     metrics={"members": 311},
+                     data={"platform_key_kind": "invite", "invite_code": "AbCdEf123", "action_button": "Join Group"})
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="venue:invite:AbCdEf123", venue=expected))
+    assert fx.calls()[-1].path == "/+AbCdEf123"
+
+
+def test_public_post_is_content_in_its_channel(fx, gen):
+    graph = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW)
+    group = graph.groups[0]
+    assert graph.root_ref == group.ref == "post:pumpchannel/42"
+    assert group.content == ContentDraft(platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42",
+                                         url="https://t.me/pumpchannel/42")
+    assert group.venue.platform_key == "pumpchannel" and group.venue.subtype == VenueSubtype.CHANNEL
+
+
+@pytest.mark.parametrize(("source_type", "key", "error"), [
+    (CHANNEL, "nobody", TargetNotFound),
+    (CHANNEL, "unknown_name", TargetNotFound),
+    (CHANNEL, "pumpdev", TargetNotFound),  # a user or bot, not a venue
+    (POST, "nobody/5", TargetNotFound),
+])
+def test_verdicts(fx, gen, source_type, key, error):
+    with pytest.raises(error):
+        gen.generate(make_routed(source_type, key), OPTS, NOW)
+
+
+@pytest.mark.parametrize(("source_type", "key", "error"), [
+    (POST, "c/1234567/89", TargetBlocked),
+    (CHANNEL, "a b", TargetNotFound),
+    (CHANNEL, None, TargetNotFound),
+    (INVITE, "x/../y", TargetNotFound),
+    (POST, "pumpchannel/abc", TargetNotFound),
+])
+def test_refused_without_a_request(fx, gen, source_type, key, error):
+    with pytest.raises(error) as info:
+        gen.generate(make_routed(source_type, key), OPTS, NOW)
+    assert info.value.external_call_made is False
+    assert fx.calls() == []
+
+
+@pytest.mark.parametrize(("extra", "subtype", "members", "metrics"), [
+    ("1 234 567 subscribers", VenueSubtype.CHANNEL, 1_234_567, {"subscribers": 1_234_567}),
+    ("1\u00a0234 subscribers", VenueSubtype.CHANNEL, 1_234, {"subscribers": 1_234}),
+    ("1 subscriber", VenueSubtype.CHANNEL, 1, {"subscribers": 1}),
+    ("12 345 members, 1 002 online", VenueSubtype.GROUP, 12_345, {"members": 12_345, "online": 1_002}),
+    ("3 members", VenueSubtype.GROUP, 3, {"members": 3}),
+    ("many subscribers", VenueSubtype.CHANNEL, None, {}),
+])
+def test_extra_line_parsing(server, gen, extra, subtype, members, metrics):
+    server.clear()
+    server.route("GET", "/abc_chan", Reply.html(tgfix.page("T", "d", extra=extra)))
+    got = gen.generate(make_routed(CHANNEL, "abc_chan"), OPTS, NOW).groups[0].venue
+    assert (got.subtype, got.members, got.metrics) == (subtype, members, metrics)
+
+
+@pytest.mark.parametrize(("buttons", "subtype"), [
+    (("Preview channel",), VenueSubtype.CHANNEL),
+    (("Join Channel",), VenueSubtype.CHANNEL),
+    (("Join Group",), VenueSubtype.GROUP),
+    ((), VenueSubtype.SHELL),
+])
+def test_button_decides_without_extra_line(server, gen, buttons, subtype):
+    server.clear()
+    server.route("GET", "/abc_chan", Reply.html(tgfix.page("T", "", buttons=buttons)))
+    assert gen.generate(make_routed(CHANNEL, "abc_chan"), OPTS, NOW).groups[0].venue.subtype == subtype
+
+
+@pytest.mark.parametrize("reply", [
+    Reply.html("<html>nope</html>", status=404),
+    Reply.html("<html>slow down</html>", status=429),
+    Reply.html("<html>oops</html>", status=500),
+    Reply.html("<html>bad gateway</html>", status=502),
+    Reply.redirect("https://t.me/other"),
+    Reply.json({"ok": True}),
+    Reply.html(""),
+    Reply.html("<html><head><title>no og</title></head></html>"),
+    Reply(status=200, body=b"\xff\xfe\x00<<<>>>", headers={"Content-Type": "text/html"}),
+    Reply.html("x" * (1024 * 1024 + 1)),
+])
+def test_broken_pages_are_errors(server, gen, reply):
+    server.clear()
+    server.route("GET", "/abc_chan", reply)
+    with pytest.raises(TransientProviderError):
+        gen.generate(make_routed(CHANNEL, "abc_chan"), OPTS, NOW)
+
+
+def test_timeout_is_transient(server):
+    server.clear()
+    server.route("GET", "/slow_chan", lambda _r: (time.sleep(0.6), Reply.html(tgfix.channel_page()))[1])
+    client = TelegramPreviewClient(server.url, timeout=0.15)
+    with pytest.raises(TransientProviderError, match="timed out"):
+        TelegramGenerator(client).generate(make_routed(CHANNEL, "slow_chan"), OPTS, NOW)
+    client.close()
+
+
+_JUNK = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.sampled_from([
+        "<div class='tgme_page_extra'>", "</div>", "<a class=\"tgme_action_button_new\">", "</a>", "<meta ",
+        'property="og:title" content="T">', '<meta property="og:description" content=', "12 345 members",
+        "subscribers", "Send Message", "<!--", "<![CDATA[", "<script>", "</scr", "&#xFFFFFFFF;", "&", "<",
+        "Telegram: Contact @x", "<div", ">", "\x00",
+    ]), max_size=40).map("".join),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(html=_JUNK)
+def test_parser_never_raises_on_junk(html):
+    page = parse_preview(html)
+    assert page.title is None or isinstance(page.title, str)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(html=_JUNK)
+def test_generator_only_raises_provider_errors_on_junk(server, gen, html):
+    server.clear()
+    server.route("GET", "/junk_chan", Reply.html(html))
+    try:
+        graph = gen.generate(make_routed(CHANNEL, "junk_chan"), OPTS, NOW)
+    except ProviderError:
+        return
+    assert graph.groups[0].venue.platform_key == "junk_chan"
