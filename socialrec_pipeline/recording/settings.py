@@ -19,16 +19,16 @@ DEFAULT_PAID_PLATFORMS: frozenset[Platform] = frozenset({Platform.TIKTOK, Platfo
 
 #: Environment variable → field, for `RecordingSettings.from_env`.
 ENV_NAMES: dict[str, str] = {
-    "SOCIALREC_AF_THRESHOLD": "af_threshold",
-    "SOCIALREC_ENABLE_PAID": "enable_paid",
-    "SOCIALREC_ENABLE_COMMUNITY": "enable_community",
-    "SOCIALREC_PAID_PLATFORMS": "paid_platforms",
-    "SOCIALREC_MAX_ATTEMPTS": "max_attempts",
-    "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES": "retry_min_interval_minutes",
-    "SOCIALREC_RETRY_LIMIT": "retry_limit",
-    "SOCIALREC_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
-    "SOCIALREC_LOCK_TTL_S": "lock_ttl_s",
-    "SOCIALREC_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
+    "SOCIAL_RECORD_AF_THRESHOLD": "af_threshold",
+    "SOCIAL_RECORD_ENABLE_PAID": "enable_paid",
+    "SOCIAL_RECORD_ENABLE_COMMUNITY": "enable_community",
+    "SOCIAL_RECORD_PAID_PLATFORMS": "paid_platforms",
+    "SOCIAL_RECORD_MAX_ATTEMPTS": "max_attempts",
+    "SOCIAL_RECORD_RETRY_MIN_INTERVAL_MINUTES": "retry_min_interval_minutes",
+    "SOCIAL_RECORD_RETRY_LIMIT": "retry_limit",
+    "SOCIAL_RECORD_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
+    "SOCIAL_RECORD_LOCK_TTL_S": "lock_ttl_s",
+    "SOCIAL_RECORD_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
 }
 
 _TRUE = {"true", "1", "yes", "on"}
