@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
 from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
@@ -9,8 +10,8 @@ from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 
 defs = dg.Definitions(
-    jobs=[record_token_job, reconcile_job, retry_job],
-    schedules=[reconcile_schedule, retry_schedule],
+    jobs=[record_token_job, reconcile_job, retry_job, metric_refresh_job],
+    schedules=[reconcile_schedule, retry_schedule, metric_refresh_schedule],
     sensors=[token_flow_sensor],
     resources=resources_from_env(),
 )

@@ -20,6 +20,7 @@ from socialrec_pipeline.defs.resources import (
 )
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures
+from socialrec_pipeline.sandbox.platforms import telegram as telegram_fixtures
 from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 
@@ -41,13 +42,13 @@ FOUR_URL_TOKEN = unique_address()
 
 
 def four_url_token(address: str, **kw) -> dict:
-    """ok (website, URL-only), ok (X profile), unsupported (Telegram: no generator), skipped_paid (TikTok)."""
+    """ok (website, URL-only), ok (X profile), not_found (Telegram name), skipped_paid (TikTok)."""
     return upstream_token(
         address,
         symbol="FOUR",
         website="https://fourcoin.example/",
         twitter="https://twitter.com/kolguy",
-        telegram="t.me/fourcoin_portal",
+        telegram="t.me/nobody",
         discord="https://www.tiktok.com/@moonkol/video/7350000000000000001",
         **kw,
     )
@@ -59,6 +60,7 @@ def start_fixtures(tokens=()) -> tuple[FixtureServer, SolTrackerFixture]:
     soltracker.install(server)
     demo_fixtures().register(server)
     apify_fixtures.register_demo(server)
+    telegram_fixtures.register(server)  # catch-all "/" prefix: keep last
     return server, soltracker
 
 

@@ -108,3 +108,20 @@ def test_retry_schedule_launches_the_three_retryable_statuses():
     assert len({r.run_key for r in requests}) == 3
     assert retry_schedule.execution_timezone == "UTC"
     assert retry_job.partitions_def.get_partition_keys() == ["error", "unsupported", "skipped_paid", "invalid", "exhausted"]
+
+
+def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    from socialrec_pipeline.defs.metric_refresh import metric_refresh_job
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+    assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+
+    result = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
+
+    assert result.success
+    md = metadata_of(result, "refresh_metrics")
+    assert md["generator_calls"] >= 1 and md["points_appended"] >= 1  # the X profile's follower count

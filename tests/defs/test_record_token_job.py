@@ -46,13 +46,13 @@ def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_
     marker = fresh_db["tokens"].find_one({"address": FOUR_URL_TOKEN})
     assert marker is not None and marker["symbol"] == "FOUR"
     statuses = {u["source_field"]: u["status"] for u in marker["social_urls"]}
-    assert statuses == {"website": "ok", "twitter": "ok", "telegram": "unsupported", "discord": "skipped_paid"}
+    assert statuses == {"website": "ok", "twitter": "ok", "telegram": "not_found", "discord": "skipped_paid"}
     assert fresh_db["token_links"].count_documents({"token_address": FOUR_URL_TOKEN}) >= 2
     assert not server.calls("/v2/acts")  # paid is off: zero calls to Apify
     assert TokenLocks(open_redis(redis_url)).owner_of(FOUR_URL_TOKEN) is None  # unlocked
 
     metadata = result.output_for_node("write_marker")
-    assert metadata == {"ok": 2, "unsupported": 1, "skipped_paid": 1}
+    assert metadata == {"ok": 2, "not_found": 1, "skipped_paid": 1}
     mat = [e for e in result.all_events if e.step_key == "write_marker" and e.event_type_value == "STEP_OUTPUT"][0]
     md = mat.event_specific_data.metadata
     assert md["status_ok"].value == 2 and "https://x.com/kolguy" in md["urls"].value

@@ -1,0 +1,63 @@
+"""`metric_refresh_job` (SPEC §9): append metric points for recently linked objects, on a cadence."""
+
+from datetime import timedelta
+
+import dagster as dg
+
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
+from socialrec_pipeline.defs.services import token_recorder
+from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
+from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
+
+
+class MetricRefreshConfig(dg.Config):
+    #: Objects linked within this many hours are re-observed.
+    lookback_hours: int = 72
+    #: Generator calls per run (the cost bound); paid platforms are skipped while paid is off.
+    budget: int = 200
+
+
+@dg.op
+def refresh_metrics(
+    context: dg.OpExecutionContext,
+    config: MetricRefreshConfig,
+    mongo: MongoResource,
+    redis: RedisResource,
+    recording: RecordingSettingsResource,
+    generators: GeneratorsResource,
+) -> dg.Output:
+    recorder = token_recorder(mongo, redis, None, recording, generators)
+    result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+    summary = {
+        "urls_considered": result.urls_considered,
+        "generator_calls": result.generator_calls,
+        "points_appended": result.points_appended,
+    }
+    context.log.info("metric refresh " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    return dg.Output(
+        summary,
+        metadata={
+            **summary,
+            "budget_exhausted": result.budget_exhausted,
+            "skipped": dg.MetadataValue.json(dict(result.skipped)),
+        },
+    )
+
+
+@dg.job(
+    executor_def=dg.in_process_executor,
+    tags={JOB_FAMILY_TAG: "metric_refresh"},
+    description="Re-observe recently linked objects and append capped metric points, within a budget.",
+)
+def metric_refresh_job():
+    refresh_metrics()
+
+
+metric_refresh_schedule = dg.ScheduleDefinition(
+    name="metric_refresh_schedule",
+    job=metric_refresh_job,
+    cron_schedule="30 */6 * * *",
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Every 6 hours: one metric refresh run (one run at a time by tag limit).",
+)
