@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -13,6 +14,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
     route = sub.add_parser("route", help="print how URLs are routed, one JSON object per URL")
     route.add_argument("urls", nargs="*", help="URLs to route; read from stdin, one per line, when none")
+
+    sandbox = sub.add_parser("sandbox", help="offline demo: local API stand-ins and sample token.flow events")
+    sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True)
+    serve = sandbox_sub.add_parser("serve", help="start loopback stand-ins for SolTracker and every platform API")
+    serve.add_argument("--port-base", type=int, default=18080, help="first of 8 consecutive loopback ports")
+    serve.add_argument("--env-file", help="also write the export lines to this file")
+    publish = sandbox_sub.add_parser("publish", help="publish sample token.flow events to the exchange")
+    publish.add_argument("--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"))
+    publish.add_argument("--env", default=os.environ.get("SOCIALREC_ENV", "sandbox"), help="queue suffix (default sandbox)")
     return parser
 
 
@@ -22,6 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from socialrec_pipeline.routing.cli import run_route
 
         return run_route(args.urls, stdin=sys.stdin, stdout=sys.stdout)
+    if args.command == "sandbox":
+        from socialrec_pipeline.sandbox import demo
+
+        if args.sandbox_command == "serve":
+            return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file)
+        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=args.env)
     raise AssertionError(f"unhandled command {args.command}")
 
 

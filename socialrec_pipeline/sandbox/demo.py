@@ -1,0 +1,157 @@
+"""The offline demo: loopback stand-ins for SolTracker and every platform API, and sample events.
+
+`socialrec sandbox serve` starts one fixture server per external API on fixed loopback ports and
+prints the environment the code location needs to use them; `socialrec sandbox publish` sends a
+few `token.flow` events to the real exchange (qualifying, below threshold, one invalid). With
+`SOCIALREC_ENV=sandbox` the sensor consumes `…social-sync.sandbox` and tags its runs `sandbox=true`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import TextIO
+
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+from socialrec_pipeline.sandbox.platforms import apify, github, reddit, telegram, urlscan, x, youtube
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
+
+SANDBOX_ENV = "sandbox"
+DEFAULT_PORT_BASE = 18080
+SOLTRACKER_KEY = "sandbox-soltracker-key"
+X_KEY = "sandbox-x-key"
+YOUTUBE_KEY = "sandbox-youtube-key"
+
+# Real-looking mint addresses (base58); the first is the contract's example.
+POPCAT = "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr"
+PUMPKIT = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263"
+QUIET = "So11111111111111111111111111111111111111112"
+
+
+def demo_tokens(now: datetime) -> list[dict]:
+    last = (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return [
+        upstream_token(
+            POPCAT, af=7, symbol="POPCAT", last_transfer=last,
+            website="https://moon.example/?utm_source=x",
+            twitter="https://twitter.com/kolguy/status/1866000000000000001?s=20",
+            telegram="t.me/pumpchannel",
+            discord="https://www.tiktok.com/@moonkol/video/7350000000000000001",  # paid: skipped_paid
+        ),
+        upstream_token(
+            PUMPKIT, af=5, symbol="PUMPKIT", last_transfer=last,
+            website="https://github.com/pumpdev/pump-sdk",
+            twitter="x.com/kolguy",
+            telegram="https://youtu.be/dQw4w9WgXcQ",  # a YouTube URL in the telegram field
+            discord="https://www.reddit.com/r/solana/",
+        ),
+        upstream_token(QUIET, af=2, symbol="QUIET", last_transfer=last, website="https://quiet.example"),
+    ]
+
+
+def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[FixtureServer], object]]]:
+    def port(offset: int) -> FixtureServer:
+        return FixtureServer(port=port_base + offset)
+
+    soltracker = SolTrackerFixture(demo_tokens(datetime.now(timezone.utc)), api_key=SOLTRACKER_KEY)
+    return {
+        "soltracker": (port(0), soltracker.install),
+        "x": (port(1), x.demo_fixtures().register),
+        "github": (port(2), github.demo_fixtures().register),
+        "youtube": (port(3), youtube.demo_fixtures().register),
+        "telegram": (port(4), telegram.register),
+        "apify": (port(5), apify.register_demo),
+        "reddit": (port(6), reddit.register_reddit),
+        "urlscan": (port(7), urlscan.register_urlscan),
+    }
+
+
+def environment(urls: dict[str, str]) -> dict[str, str]:
+    """The variables the code location reads, pointed at the stand-ins (sandbox keys only)."""
+    return {
+        "SOCIALREC_ENV": SANDBOX_ENV,
+        "SOL_TRACKER_BASE_URL": urls["soltracker"],
+        "SOL_TRACKER_API_KEY": SOLTRACKER_KEY,
+        "TWITTERAPI_BASE_URL": urls["x"],
+        "TWITTERAPI_API_KEY": X_KEY,
+        "GITHUB_API_BASE_URL": urls["github"],
+        "YOUTUBE_API_BASE_URL": urls["youtube"],
+        "YOUTUBE_API_KEY": YOUTUBE_KEY,
+        "TELEGRAM_BASE_URL": urls["telegram"],
+        "APIFY_BASE_URL": urls["apify"],
+        "APIFY_TOKEN": apify.DEMO_TOKEN,
+        "REDDIT_BASE_URL": urls["reddit"],
+        "URLSCAN_BASE_URL": urls["urlscan"],
+        "URLSCAN_API_KEY": urlscan.DEMO_API_KEY,
+    }
+
+
+def serve(out: TextIO, *, port_base: int = DEFAULT_PORT_BASE, env_file: str | None = None,
+          stop: threading.Event | None = None) -> int:
+    """Start every stand-in, print `export` lines, block until SIGINT/SIGTERM (or `stop`)."""
+    stop = stop or threading.Event()
+    started: list[FixtureServer] = []
+    try:
+        urls = {}
+        for name, (server, install) in _servers(port_base).items():
+            install(server)
+            started.append(server.start())
+            urls[name] = server.url
+        exports = "".join(f"export {k}={v}\n" for k, v in environment(urls).items())
+        if env_file:
+            with open(env_file, "w") as handle:
+                handle.write(exports)
+        out.write(exports)
+        out.write("# sandbox stand-ins are up; Ctrl-C to stop\n")
+        out.flush()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: stop.set())
+        stop.wait()
+    finally:
+        for server in started:
+            server.stop()
+    return 0
+
+
+def sample_events(now: datetime) -> list[tuple[str, bytes]]:
+    """(what, body): two qualifying tokens (one twice: a duplicate), one below threshold, one invalid."""
+    first = (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z")
+
+    def event(address: str, af: int, symbol: str) -> bytes:
+        return json.dumps({"tokenAddress": address, "totalInvestedAlphaFinders": af, "symbol": symbol,
+                           "firstFlowTimestamp": first, "afGroupId": "g-sandbox",
+                           "flowAt": int(now.timestamp() * 1000)}).encode()
+
+    return [
+        ("qualifying", event(POPCAT, 7, "POPCAT")),
+        ("qualifying", event(PUMPKIT, 5, "PUMPKIT")),
+        ("duplicate", event(POPCAT, 7, "POPCAT")),
+        ("below threshold", event(QUIET, 2, "QUIET")),
+        ("invalid", b"this is not json"),
+    ]
+
+
+def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV) -> int:
+    """Publish the samples to the producer's exchange (declaring our queue so nothing is dropped)."""
+    import pika
+
+    from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, declare_topology, open_connection, queue_name_for
+
+    if env.strip() in ("prod", "production"):
+        raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")
+    queue = queue_name_for(env)
+    connection = open_connection(rabbitmq_url)
+    try:
+        channel = declare_topology(connection, queue)
+        for what, body in sample_events(datetime.now(timezone.utc)):
+            channel.basic_publish(EXCHANGE, ROUTING_KEY, body,
+                                  pika.BasicProperties(content_type="application/json", delivery_mode=2))
+            out.write(f"published {what}: {body[:90].decode(errors='replace')}\n")
+    finally:
+        connection.close()
+    out.write(f"queue {queue}: the token_flow_sensor picks these up on its next tick\n")
+    return 0

@@ -1,0 +1,82 @@
+"""The offline demo: stand-ins serve a full recording; publish feeds the sensor a mixed sample."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import threading
+import time
+
+import dagster as dg
+
+from socialrec_pipeline.defs.record_token import record_token_job
+from socialrec_pipeline.defs.resources import (
+    ApifyResource, GeneratorsResource, GitHubResource, MongoResource, RecordingSettingsResource, RedditResource,
+    RedisResource, SolTrackerResource, TelegramResource, UrlscanResource, XApiResource, YouTubeResource,
+)
+from socialrec_pipeline.defs.token_flow import token_flow_sensor
+from socialrec_pipeline.sandbox import demo
+
+
+def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
+    return {
+        "mongo": MongoResource(uri=mongo_uri, database=db),
+        "redis": RedisResource(url=redis_url),
+        "soltracker": SolTrackerResource(base_url=env["SOL_TRACKER_BASE_URL"], api_key=env["SOL_TRACKER_API_KEY"]),
+        "recording": RecordingSettingsResource(),
+        "generators": GeneratorsResource(
+            x=XApiResource(base_url=env["TWITTERAPI_BASE_URL"], api_key=env["TWITTERAPI_API_KEY"]),
+            github=GitHubResource(base_url=env["GITHUB_API_BASE_URL"]),
+            youtube=YouTubeResource(base_url=env["YOUTUBE_API_BASE_URL"], api_key=env["YOUTUBE_API_KEY"]),
+            telegram=TelegramResource(base_url=env["TELEGRAM_BASE_URL"]),
+            apify=ApifyResource(base_url=env["APIFY_BASE_URL"], token=env["APIFY_TOKEN"]),
+            reddit=RedditResource(base_url=env["REDDIT_BASE_URL"]),
+            urlscan=UrlscanResource(base_url=env["URLSCAN_BASE_URL"], api_key=env["URLSCAN_API_KEY"]),
+        ),
+    }
+
+
+def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, redis_url, tmp_path):
+    from socialrec_pipeline.recording.locks import TokenLocks, UnknownTokenCache, open_redis
+
+    client = open_redis(redis_url)
+    for address in (demo.POPCAT, demo.PUMPKIT):  # shared Redis: no stale lock from an earlier run
+        UnknownTokenCache(client).forget(address)
+    stop, out = threading.Event(), io.StringIO()
+    env_file = tmp_path / "sandbox.env"
+    port_base = random.randint(30_000, 40_000)
+    thread = threading.Thread(target=demo.serve, args=(out,), kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop})
+    thread.start()
+    try:
+        for _ in range(100):
+            if env_file.exists():
+                break
+            time.sleep(0.05)
+        env = dict(line.removeprefix("export ").split("=", 1) for line in env_file.read_text().splitlines())
+        assert env["SOCIALREC_ENV"] == "sandbox" and env["SOL_TRACKER_BASE_URL"] == f"http://127.0.0.1:{port_base}"
+        resources = resources_from(env, mongo_uri, fresh_db.name, redis_url)
+        with dg.DagsterInstance.ephemeral() as instance:
+            for address in (demo.POPCAT, demo.PUMPKIT):
+                config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+                assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    statuses = {
+        doc["address"]: sorted(u["status"] for u in doc["social_urls"]) for doc in fresh_db["tokens"].find()
+    }
+    assert statuses[demo.POPCAT] == ["ok", "ok", "ok", "skipped_paid"]
+    assert statuses[demo.PUMPKIT] == ["ok", "ok", "ok", "ok"]
+    assert TokenLocks(client).owner_of(demo.POPCAT) is None
+
+
+def test_publish_feeds_the_sensor_a_mixed_sample(broker, stream_resources):
+    out = io.StringIO()
+    assert demo.publish(out, rabbitmq_url=broker.url, env=broker.env) == 0
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = token_flow_sensor(dg.build_sensor_context(instance=instance, resources=stream_resources))
+    assert sorted(r.run_key for r in result.run_requests) == sorted([f"{demo.POPCAT}:0", f"{demo.PUMPKIT}:0"])
+    tick = json.loads(result.cursor)["last_tick"]
+    assert (tick["consumed"], tick["invalid"], tick["below_threshold"]) == (5, 1, 1)
+    assert len(broker.dead_letters()) == 1
