@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from socialrec_pipeline.domain.enums import ObjectKind, ParentRelation, Platform, VenueSubtype
+from socialrec_pipeline.domain.enums import ParentRelation, Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 
 
 def owner(login: str = "pumpdev", owner_id: int = 583231, kind: str = "User") -> dict[str, Any]:
