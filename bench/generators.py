@@ -79,11 +79,65 @@ def _telegram(server: FixtureServer):
     return TelegramGenerator(client), urls, client.close
 
 
+def _tiktok(server: FixtureServer):
+    from socialrec_pipeline.providers.apify import ApifyClient
+    from socialrec_pipeline.providers.tiktok import TikTokGenerator
+    from socialrec_pipeline.sandbox.platforms import apify as fx
+
+    fx.register_demo(server)
+    client = ApifyClient(server.url, fx.DEMO_TOKEN)
+    urls = [routed(SourceType.TIKTOK_VIDEO, "7350000000000000001", "https://tiktok.com/@moonkol/video/7350000000000000001"),
+            routed(SourceType.TIKTOK_PROFILE, "moonkol", "https://tiktok.com/@moonkol")]
+    return TikTokGenerator(client), urls, client.close
+
+
+def _instagram(server: FixtureServer):
+    from socialrec_pipeline.providers.apify import ApifyClient
+    from socialrec_pipeline.providers.instagram import InstagramGenerator
+    from socialrec_pipeline.sandbox.platforms import apify as fx
+
+    fx.register_demo(server)
+    client = ApifyClient(server.url, fx.DEMO_TOKEN)
+    urls = [routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"),
+            routed(SourceType.INSTAGRAM_PROFILE, "moonproject", "https://instagram.com/moonproject")]
+    return InstagramGenerator(client), urls, client.close
+
+
+def _reddit(server: FixtureServer):
+    from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
+    from socialrec_pipeline.sandbox.platforms import reddit as fx
+
+    # App-only token flow: one token call, then every request carries the cached bearer.
+    fx.register_reddit(server, token=fx.DEMO_ACCESS_TOKEN)
+    client = RedditClient(server.url, auth_base_url=server.url, client_id=fx.DEMO_CLIENT_ID,
+                          client_secret=fx.DEMO_CLIENT_SECRET)
+    urls = [routed(SourceType.REDDIT_POST, "1abcde", "https://reddit.com/r/solana/comments/1abcde"),
+            routed(SourceType.REDDIT_SUBREDDIT, "solana", "https://reddit.com/r/solana"),
+            routed(SourceType.REDDIT_USER, "moon_dev", "https://reddit.com/user/moon_dev")]
+    return RedditGenerator(client), urls, client.close
+
+
+def _web(server: FixtureServer):
+    from socialrec_pipeline.providers.web import UrlscanClient, WebGenerator
+    from socialrec_pipeline.sandbox.platforms import urlscan as fx
+
+    # With a urlscan key: one search call per URL (without a key the generator makes no call).
+    fx.register_urlscan(server)
+    client = UrlscanClient(server.url, fx.DEMO_API_KEY)
+    urls = [routed(SourceType.WEBSITE, "https://moon.example/path", "https://moon.example/path"),
+            routed(SourceType.WEBSITE, "https://fresh.example", "https://fresh.example")]
+    return WebGenerator(client), urls, client.close
+
+
 CASES: list[Case] = [
     Case("x", _x),
     Case("github", _github),
     Case("youtube", _youtube),
     Case("telegram", _telegram),
+    Case("tiktok", _tiktok),
+    Case("instagram", _instagram),
+    Case("reddit", _reddit),
+    Case("web", _web),
 ]
 
 
