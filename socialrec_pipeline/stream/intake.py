@@ -34,7 +34,8 @@ class TickLimits:
     #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
     max_launches: int = 500
     #: A launched entry without an active run is re-requested (same run key, so harmless) for this
-    #: long, covering a tick whose requests were lost after the inbox was updated.
+    #: long, covering a tick whose requests were lost after the inbox was updated; it is also the
+    #: shortest interval between two launches of one token (same as the unknown-token cache TTL).
     relaunch_grace: timedelta = timedelta(minutes=5)
 
 
@@ -206,11 +207,14 @@ def plan_launches(
                 if entry.relaunch:  # the active run answers that event
                     transitions.append((entry, {"$set": {"relaunch": False}}))
                 plan.waiting += 1
-            elif entry.relaunch:  # previous run ended without a marker and someone asked again
+            elif entry.launched_at is not None and now - entry.launched_at < limits.relaunch_grace:
+                # Same key: a no-op if the run exists, a rescue if the request was lost. A run that
+                # ended without a marker is relaunched only after the grace (a hot token whose run
+                # keeps failing or whose upstream does not know it costs one run per grace period).
+                plan.launches.append(_launch(entry, entry.generation))
+            elif entry.relaunch:  # its run ended without a marker and an event asked again
                 transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
                 plan.launches.append(_launch(entry, entry.generation + 1))
-            elif entry.launched_at is not None and now - entry.launched_at < limits.relaunch_grace:
-                plan.launches.append(_launch(entry, entry.generation))  # same key: a no-op if it ran
             else:
                 transitions.append((entry, {"$set": {"state": IDLE}}))
                 plan.idled += 1

@@ -49,14 +49,18 @@ def test_failed_run_is_relaunched_by_the_next_event_with_a_new_generation(fresh_
     assert inbox.find(A).state == LAUNCHED
 
 
-def test_event_during_a_failed_run_relaunches_once(fresh_db):
+def test_event_during_a_failed_run_relaunches_once_after_the_grace(fresh_db):
     inbox = inbox_for(fresh_db)
     inbox.accept([event()], NOW)
     plan_launches(inbox, NO_MARKERS, set(), NOW)
     inbox.accept([event()], NOW)  # arrives while launched → relaunch wanted
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:1"]
-    # Within the grace period the same key is re-yielded (Dagster deduplicates it), never a new one.
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:1"]
+    # Within the grace the same key is re-yielded (Dagster deduplicates it), never a new one.
+    for minutes in (0, 1, 4):
+        plan = plan_launches(inbox, NO_MARKERS, set(), NOW + timedelta(minutes=minutes))
+        assert [l.run_key for l in plan.launches] == [f"{A}:0"]
+    later = NOW + timedelta(minutes=6)
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [f"{A}:1"]
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [f"{A}:1"]
 
 
 def test_marker_removes_entry_and_limits_bound_launches(fresh_db):

@@ -1,0 +1,199 @@
+"""End to end: publish `token.flow` events with the Dagster daemon running; measure publish → marker.
+
+Starts, as subprocesses, `dagster-daemon run` on a temporary DAGSTER_HOME (the repo's dagster.yaml)
+with the repo's workspace.yaml; the SolTracker and platform stand-ins run in this process on
+loopback. Each of N qualifying tokens is published twice (a duplicate), spread over time so that
+events land at every phase of the sensor's interval. Reports publish→marker latency p50/p95 and
+runs per token; the last line is `publish_to_marker_p50_s: <number>`.
+
+    .venv/bin/python bench/e2e.py [--tokens 10] [--spacing 1.5]
+
+Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an embedded SecantusDB served from here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pika
+
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
+from socialrec_pipeline.store.client import open_client, open_database
+from socialrec_pipeline.stream.broker import (
+    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+ST_KEY = "bench-soltracker-key"
+
+
+def address() -> str:
+    return "".join(secrets.choice(BASE58) for _ in range(44))
+
+
+def token(addr: str) -> dict:
+    return upstream_token(
+        addr, symbol="BENCH", website="https://bench.example", twitter="https://x.com/kolguy",
+        telegram="t.me/pumpchannel", discord="https://github.com/pumpdev/pump-sdk",
+    )
+
+
+@contextlib.contextmanager
+def mongo():
+    uri = os.environ.get("MONGODB_URI")
+    if uri:
+        yield uri
+        return
+    from socialrec_pipeline.store.embedded import embedded_mongo
+
+    with embedded_mongo() as embedded:
+        yield embedded
+
+
+@contextlib.contextmanager
+def stand_ins(addresses: list[str]):
+    servers = {name: FixtureServer().start() for name in ("soltracker", "x", "github", "telegram", "apify")}
+    SolTrackerFixture([token(a) for a in addresses], api_key=ST_KEY).install(servers["soltracker"])
+    x.demo_fixtures().register(servers["x"])
+    github.demo_fixtures().register(servers["github"])
+    telegram.register(servers["telegram"])
+    apify.register_demo(servers["apify"])
+    try:
+        yield {name: server.url for name, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokens", type=int, default=10)
+    parser.add_argument("--spacing", type=float, default=1.5, help="seconds between tokens' events")
+    parser.add_argument("--timeout", type=float, default=300)
+    args = parser.parse_args()
+
+    env_name = f"bench{uuid.uuid4().hex[:8]}"
+    queue = queue_name_for(env_name)
+    warmup, measured = address(), [address() for _ in range(args.tokens)]
+    home = Path(tempfile.mkdtemp(prefix="socialrec-e2e-home-"))
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    db_name = f"bench_e2e_{uuid.uuid4().hex[:6]}"
+    daemon = None
+    with mongo() as uri, stand_ins([warmup, *measured]) as urls:
+        client = open_client(uri)
+        db = open_database(client, db_name)
+        connection = open_connection(RABBITMQ_URL)
+        channel = declare_topology(connection, queue)  # so no event is published before the queue exists
+        env = {
+            **os.environ, "DAGSTER_HOME": str(home), "MONGODB_URI": uri, "MONGODB_DATABASE": db_name,
+            "SOCIALREC_ENV": env_name, "RABBITMQ_URL": RABBITMQ_URL, "REDIS_URL": REDIS_URL,
+            "SOL_TRACKER_BASE_URL": urls["soltracker"], "SOL_TRACKER_API_KEY": ST_KEY,
+            "TWITTERAPI_BASE_URL": urls["x"], "TWITTERAPI_API_KEY": "bench-x-key",
+            "GITHUB_API_BASE_URL": urls["github"], "TELEGRAM_BASE_URL": urls["telegram"],
+            "APIFY_BASE_URL": urls["apify"], "APIFY_TOKEN": apify.DEMO_TOKEN,
+        }
+        log = open(home / "daemon.log", "w")
+        try:
+            daemon = subprocess.Popen(
+                [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")],
+                cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+            def publish(addr: str) -> float:
+                body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
+                at = time.time()
+                channel.basic_publish(EXCHANGE, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
+                return at
+
+            def marker_times(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
+                while len(seen) < len(addrs) and time.time() < deadline:
+                    connection.process_data_events(time_limit=0)  # keep the broker connection alive
+                    for doc in db["tokens"].find({"address": {"$in": [a for a in addrs if a not in seen]}}, {"address": 1}):
+                        seen[doc["address"]] = time.time()
+                    time.sleep(0.2)
+
+            started = time.time()
+            publish(warmup)  # first run pays the daemon/code-server start; not measured
+            warm: dict[str, float] = {}
+            marker_times([warmup], warm, started + args.timeout)
+            if not warm:
+                raise SystemExit(f"warm-up token never recorded; see {home / 'daemon.log'}")
+            print(f"warm-up (daemon start + first run): {warm[warmup] - started:.1f} s", flush=True)
+
+            published: dict[str, float] = {}
+            for addr in measured:
+                published[addr] = publish(addr)
+                publish(addr)  # an at-least-once duplicate
+                connection.process_data_events(time_limit=args.spacing)
+            seen: dict[str, float] = {}
+            marker_times(measured, seen, time.time() + args.timeout)
+        finally:
+            if daemon is not None:
+                os.killpg(daemon.pid, signal.SIGTERM)
+                try:
+                    daemon.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(daemon.pid, signal.SIGKILL)
+            log.close()
+            channel.queue_delete(queue)
+            channel.queue_delete(dead_letter_queue(queue))
+            connection.close()
+
+        from dagster import DagsterInstance, RunsFilter
+
+        os.environ["DAGSTER_HOME"] = str(home)
+        with DagsterInstance.get() as instance:
+            runs = instance.get_runs(filters=RunsFilter(job_name="record_token_job"))
+            records = instance.get_run_records(filters=RunsFilter(job_name="record_token_job"))
+        # Where the time goes: sensor pick-up, queue + process launch, execution.
+        phases: dict[str, list[float]] = {"publish->run created": [], "created->started": [], "started->ended": []}
+        for rec in records:
+            addr = rec.dagster_run.tags.get("socialrec/token_address")
+            if addr in published and rec.start_time and rec.end_time:
+                phases["publish->run created"].append(rec.create_timestamp.timestamp() - published[addr])
+                phases["created->started"].append(rec.start_time - rec.create_timestamp.timestamp())
+                phases["started->ended"].append(rec.end_time - rec.start_time)
+        per_token = {a: sum(1 for r in runs if r.tags.get("socialrec/token_address") == a) for a in measured}
+        statuses = {}
+        for r in runs:
+            statuses[str(r.status.value)] = statuses.get(str(r.status.value), 0) + 1
+        client.drop_database(db_name)
+        client.close()
+    latencies = [seen[a] - published[a] for a in measured if a in seen]
+    shutil.rmtree(home, ignore_errors=True)
+    print(f"tokens: {len(measured)} (each published twice), recorded: {len(latencies)}")
+    print(f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); run statuses: {statuses}")
+    if not latencies:
+        raise SystemExit("no marker written")
+    for phase, values in phases.items():
+        if values:
+            print(f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s")
+    print(f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
+          f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s")
+    print(f"publish_to_marker_p50_s: {percentile(latencies, 0.5):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Drain rate of the token_flow sensor's tick logic vs a bare prefetching pika consumer.
+
+Publishes N below-threshold `token.flow` messages to a throw-away queue, drains them with a bare
+consumer loop (prefetch 1000, one multiple-ack per 500, no parsing), publishes them again and
+drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
+threshold, batched acks, the idle wait at the end). Prints both rates; the last line is
+`sensor_drain_ratio: <sensor rate / bare rate>`.
+
+    .venv/bin/python bench/sensor.py [--messages 20000]
+
+Needs RabbitMQ (RABBITMQ_URL) and MongoDB (MONGODB_URI, else an embedded SecantusDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import time
+import uuid
+
+import pika
+
+from socialrec_pipeline.store.client import open_client, open_database
+from socialrec_pipeline.stream.broker import (
+    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+)
+from socialrec_pipeline.stream.inbox import RecordInbox
+from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain
+
+RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+BODY = json.dumps({"tokenAddress": "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr",
+                   "totalInvestedAlphaFinders": 2, "firstFlowTimestamp": "2026-11-29T21:14:03.512Z",
+                   "symbol": "POPCAT", "afGroupId": "g-main", "flowAt": 1796245200000}).encode()
+
+
+def publish(channel, n: int) -> None:
+    for _ in range(n):
+        channel.basic_publish(EXCHANGE, ROUTING_KEY, BODY)
+
+
+def wait_depth(channel, queue: str, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while channel.queue_declare(queue, passive=True).method.message_count < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError("messages did not arrive in the queue")
+        time.sleep(0.05)
+
+
+def bare_drain(queue: str, n: int) -> float:
+    connection = open_connection(RABBITMQ_URL)
+    channel = connection.channel()
+    channel.basic_qos(prefetch_count=1000)
+    started = time.perf_counter()
+    count, last, unacked = 0, None, 0
+    for method, _props, _body in channel.consume(queue, inactivity_timeout=0.2):
+        if method is None:
+            break
+        count += 1
+        unacked += 1
+        last = method.delivery_tag
+        if unacked >= 500:
+            channel.basic_ack(last, multiple=True)
+            unacked = 0
+        if count >= n:
+            break
+    if unacked:
+        channel.basic_ack(last, multiple=True)
+    elapsed = time.perf_counter() - started
+    channel.cancel()
+    connection.close()
+    assert count == n, count
+    return elapsed
+
+
+@contextlib.contextmanager
+def mongo():
+    uri = os.environ.get("MONGODB_URI")
+    if uri:
+        yield uri
+        return
+    from socialrec_pipeline.store.embedded import embedded_mongo
+
+    with embedded_mongo() as embedded:
+        yield embedded
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=20_000)
+    n = parser.parse_args().messages
+    queue = queue_name_for(f"bench{uuid.uuid4().hex[:8]}")
+    connection = open_connection(RABBITMQ_URL)
+    channel = declare_topology(connection, queue)
+    with mongo() as uri:
+        client = open_client(uri)
+        db = open_database(client, f"bench_sensor_{uuid.uuid4().hex[:6]}")
+        inbox = RecordInbox(db)
+        inbox.ensure_indexes()
+        try:
+            publish(channel, n)
+            wait_depth(channel, queue, n)
+            bare_s = bare_drain(queue, n)
+
+            publish(channel, n)
+            wait_depth(channel, queue, n)
+            drain = TokenFlowDrain(RABBITMQ_URL, queue, inbox, 5, TickLimits())
+            started = time.perf_counter()
+            ticks, below = 0, 0
+            while below < n and ticks < 10:
+                counts = drain.run()
+                ticks += 1
+                below += counts.below_threshold
+            sensor_s = time.perf_counter() - started
+            assert below == n, below
+        finally:
+            channel.queue_delete(queue)
+            channel.queue_delete(dead_letter_queue(queue))
+            connection.close()
+            client.drop_database(db.name)
+            client.close()
+    bare_rate, sensor_rate = n / bare_s, n / sensor_s
+    print(f"messages: {n}")
+    print(f"bare pika consumer: {bare_s:.2f} s, {bare_rate:,.0f} msg/s")
+    print(f"sensor tick logic: {sensor_s:.2f} s in {ticks} tick(s), {sensor_rate:,.0f} msg/s "
+          f"(includes connect, topology declaration, parsing and the {TickLimits().idle_timeout_s} s idle wait)")
+    print(f"sensor_drain_ratio: {sensor_rate / bare_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()
