@@ -100,7 +100,8 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         subtype = ContentSubtype.PHOTO if slideshow else ContentSubtype.VIDEO
     else:
         subtype = ContentSubtype.PHOTO if routed.source_type is SourceType.TIKTOK_PHOTO else ContentSubtype.VIDEO
-    tags = [h["name"] for h in item.get("hashtags") or [] if isinstance(h, dict) and first_str(h.get("name"))]
+    hashtags = item.get("hashtags") if isinstance(item.get("hashtags"), list) else []
+    tags = [h["name"] for h in hashtags if isinstance(h, dict) and first_str(h.get("name"))]
     mentions, mention_handles = _mentions(item.get("mentions"))
     data: dict[str, Any] = {}
     music = item.get("musicMeta")

@@ -232,7 +232,7 @@ def test_httpx_request_log_does_not_carry_token(server, gen, caplog):
 MUTATIONS: list[tuple[str, Any]] = [
     ("id", None), ("id", {}), ("id", True), ("id", ""), ("authorMeta", None), ("authorMeta", "x"),
     ("authorMeta", {"id": None, "fans": "many"}), ("authorMeta", {"id": [], "bioLink": {"link": 5}}),
-    ("hashtags", "solana"), ("hashtags", [None, 1, {"name": None}]), ("createTimeISO", 5),
+    ("hashtags", "solana"), ("hashtags", True), ("hashtags", 7), ("hashtags", [None, 1, {"name": None}]), ("createTimeISO", 5),
     ("createTimeISO", "yesterday"), ("createTime", "NaN"), ("createTime", 1e30), ("videoMeta", []),
     ("videoMeta", {"subtitleLinks": "x"}), ("videoMeta", {"subtitleLinks": [None, {"downloadLink": 3}]}),
     ("musicMeta", 3), ("musicMeta", {"musicId": None}), ("playCount", "abc"), ("diggCount", -1),
