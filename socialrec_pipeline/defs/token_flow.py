@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
-from socialrec_pipeline.defs.tags import SOURCE_TAG, TOKEN_TAG, run_tags
+from socialrec_pipeline.defs.tags import TOKEN_TAG, run_tags
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import Launch, TickLimits, TokenFlowDrain, plan_launches
 
@@ -97,6 +97,3 @@ def token_flow_sensor(
         run_requests=[run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches],
         cursor=cursor,
     )
-
-
-__all__ = ["token_flow_sensor", "SOURCE_TAG", "TOKEN_TAG"]

@@ -90,3 +90,19 @@ def test_locked_token_is_skipped_quietly(fixtures, instance, mongo_uri, fresh_db
 def test_mapping_keys_are_valid_step_key_suffixes():
     key = mapping_key(PlannedUrl(url="https://example.com/a?b=c|d", raw_url="x", source_field=None, routed=None))
     assert key.replace("_", "").isalnum() and key.startswith("none_")
+
+
+def test_a_step_in_another_process_keeps_or_takes_back_the_lock_but_never_steals_it(redis_url):
+    from socialrec_pipeline.defs.services import hold_lock
+    from socialrec_pipeline.recording.locks import LockNotHeld
+
+    locks = TokenLocks(open_redis(redis_url), ttl_s=60)
+    address = unique_address()
+    assert locks.try_acquire(address, "run-1")
+    hold_lock(locks, address, "run-1")  # still ours: extended
+    locks.release(address, "run-1")  # expired while the step waited for a pool slot
+    hold_lock(locks, address, "run-1")  # taken back
+    assert locks.owner_of(address) == "run-1"
+    with pytest.raises(LockNotHeld):
+        hold_lock(locks, address, "run-2")
+    locks.release(address, "run-1")
