@@ -1,7 +1,7 @@
 """Drain rate of the token_flow sensor's tick logic vs a bare prefetching pika consumer.
 
 Publishes N below-threshold `token.flow` messages to a throw-away queue, drains them with a bare
-consumer loop (prefetch 1000, one multiple-ack per 500, no parsing), publishes them again and
+consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N), publishes them again and
 drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
 threshold, batched acks, the idle wait at the end). Prints both rates; the last line is
 `sensor_drain_ratio: <sensor rate / bare rate>`.
@@ -49,10 +49,10 @@ def wait_depth(channel, queue: str, n: int) -> None:
 
 
 def bare_drain(queue: str, n: int) -> float:
+    started = time.perf_counter()  # both sides pay for their connection
     connection = open_connection(RABBITMQ_URL)
     channel = connection.channel()
     channel.basic_qos(prefetch_count=1000)
-    started = time.perf_counter()
     count, last, unacked = 0, None, 0
     for method, _props, _body in channel.consume(queue, inactivity_timeout=0.2):
         if method is None:

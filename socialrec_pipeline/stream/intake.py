@@ -28,7 +28,7 @@ class TickLimits:
     max_seconds: float = 15.0
     max_messages: int = 50_000
     #: How long an empty queue is waited on before the drain ends.
-    idle_timeout_s: float = 0.2
+    idle_timeout_s: float = 0.1
     prefetch: int = 1_000
     ack_every: int = 500
     #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
