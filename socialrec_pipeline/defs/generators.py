@@ -2,6 +2,8 @@
 
 A provider whose key is missing is not registered: its URLs are recorded `unsupported`
 (retryable, no attempt counted) instead of failing every call with 401 and burning attempts.
+Short links are resolved by a guarded resolver and handed to the registered generator of their
+target, after the target passes the same gate as any other URL.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from socialrec_pipeline.providers.base import GeneratorRegistry
 
 if TYPE_CHECKING:
     from socialrec_pipeline.defs.resources import GeneratorsResource
+    from socialrec_pipeline.routing.gate import GateSettings
 
 
-def build_registry(resources: "GeneratorsResource") -> GeneratorRegistry:
+def build_registry(resources: "GeneratorsResource", gate_settings: "GateSettings") -> GeneratorRegistry:
     from socialrec_pipeline.providers.apify import ApifyClient
     from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
     from socialrec_pipeline.providers.instagram import InstagramGenerator
     from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
+    from socialrec_pipeline.providers.shortlinks import ShortLinkGenerator, ShortLinkResolver
     from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient
     from socialrec_pipeline.providers.tiktok import TikTokGenerator
     from socialrec_pipeline.providers.url_only import UrlOnlyGenerator
@@ -30,7 +34,16 @@ def build_registry(resources: "GeneratorsResource") -> GeneratorRegistry:
     registry.register(UrlOnlyGenerator())
     urlscan = resources.urlscan
     registry.register(WebGenerator(UrlscanClient(urlscan.base_url, urlscan.api_key) if urlscan.api_key else None))
-    registry.register(RedditGenerator(RedditClient(resources.reddit.base_url)))
+    reddit = resources.reddit
+    registry.register(
+        RedditGenerator(
+            RedditClient(
+                reddit.base_url,
+                client_id=reddit.client_id,
+                client_secret=reddit.client_secret,
+            )
+        )
+    )
     registry.register(TelegramGenerator(TelegramPreviewClient(resources.telegram.base_url)))
     registry.register(GitHubGenerator(GitHubClient(resources.github.base_url, resources.github.token)))
     if resources.youtube.api_key:
@@ -41,4 +54,7 @@ def build_registry(resources: "GeneratorsResource") -> GeneratorRegistry:
         apify = ApifyClient(resources.apify.base_url, resources.apify.token)
         registry.register(TikTokGenerator(apify))
         registry.register(InstagramGenerator(apify))
+    from socialrec_pipeline.routing import route
+
+    registry.register(ShortLinkGenerator(ShortLinkResolver(), route, registry, gate_settings))
     return registry

@@ -120,12 +120,12 @@ class RecordingSettingsResource(dg.ConfigurableResource):
 
         return RecordingSettings.from_env(
             {
-                "SOCIAL_RECORD_ENABLE_PAID": self.enable_paid,
-                "SOCIAL_RECORD_ENABLE_COMMUNITY": self.enable_community,
-                "SOCIAL_RECORD_AF_THRESHOLD": self.af_threshold,
-                "SOCIAL_RECORD_MAX_ATTEMPTS": self.max_attempts,
-                "SOCIAL_RECORD_RETRY_MIN_INTERVAL_MINUTES": self.retry_min_interval_minutes,
-                "SOCIAL_RECORD_RETRY_LIMIT": self.retry_limit,
+                "SOCIALREC_ENABLE_PAID": self.enable_paid,
+                "SOCIALREC_ENABLE_COMMUNITY": self.enable_community,
+                "SOCIALREC_AF_THRESHOLD": self.af_threshold,
+                "SOCIALREC_MAX_ATTEMPTS": self.max_attempts,
+                "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES": self.retry_min_interval_minutes,
+                "SOCIALREC_RETRY_LIMIT": self.retry_limit,
             }
         )
 
@@ -158,7 +158,12 @@ class ApifyResource(dg.ConfigurableResource):
 
 
 class RedditResource(dg.ConfigurableResource):
-    base_url: str = "https://oauth.reddit.com"
+    """Without client credentials the public `.json` endpoints of www.reddit.com are used; with
+    them, the OAuth API (`oauth.reddit.com`) with an app-only bearer token."""
+
+    base_url: str = "https://www.reddit.com"
+    client_id: str | None = None
+    client_secret: str | None = None
 
 
 class UrlscanResource(dg.ConfigurableResource):
@@ -179,12 +184,13 @@ class GeneratorsResource(dg.ConfigurableResource):
 
     _registry: Any = PrivateAttr(default=None)
 
-    def registry(self):
-        if self._registry is None:
+    def registry(self, gate_settings):
+        """The registry for these providers; short links are gated with `gate_settings`."""
+        if self._registry is None or self._registry[0] != gate_settings:
             from socialrec_pipeline.defs.generators import build_registry
 
-            self._registry = build_registry(self)
-        return self._registry
+            self._registry = (gate_settings, build_registry(self, gate_settings))
+        return self._registry[1]
 
 
 # -- one place that binds everything to the environment -----------------------------------------
@@ -210,7 +216,14 @@ def resources_from_env() -> dict[str, Any]:
             base_url=env_or("APIFY_BASE_URL", "https://api.apify.com"),
             token=env_or("APIFY_TOKEN", None),
         ),
-        reddit=RedditResource(base_url=env_or("REDDIT_BASE_URL", "https://oauth.reddit.com")),
+        reddit=RedditResource(
+            base_url=env_or(
+                "REDDIT_BASE_URL",
+                "https://oauth.reddit.com" if "REDDIT_CLIENT_ID" in os.environ else "https://www.reddit.com",
+            ),
+            client_id=env_or("REDDIT_CLIENT_ID", None),
+            client_secret=env_or("REDDIT_CLIENT_SECRET", None),
+        ),
         urlscan=UrlscanResource(
             base_url=env_or("URLSCAN_BASE_URL", "https://urlscan.io"),
             api_key=env_or("URLSCAN_API_KEY", None),

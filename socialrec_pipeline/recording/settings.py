@@ -19,21 +19,17 @@ DEFAULT_PAID_PLATFORMS: frozenset[Platform] = frozenset({Platform.TIKTOK, Platfo
 
 #: Environment variable → field, for `RecordingSettings.from_env`.
 ENV_NAMES: dict[str, str] = {
-    "SOCIAL_RECORD_AF_THRESHOLD": "af_threshold",
-    "SOCIAL_RECORD_ENABLE_PAID": "enable_paid",
-    "SOCIAL_RECORD_ENABLE_COMMUNITY": "enable_community",
-    "SOCIAL_RECORD_PAID_PLATFORMS": "paid_platforms",
-    "SOCIAL_RECORD_MAX_ATTEMPTS": "max_attempts",
-    "SOCIAL_RECORD_RETRY_MIN_INTERVAL_MINUTES": "retry_min_interval_minutes",
-    "SOCIAL_RECORD_RETRY_LIMIT": "retry_limit",
-    "SOCIAL_RECORD_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
-    "SOCIAL_RECORD_LOCK_TTL_S": "lock_ttl_s",
-    "SOCIAL_RECORD_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
+    "SOCIALREC_AF_THRESHOLD": "af_threshold",
+    "SOCIALREC_ENABLE_PAID": "enable_paid",
+    "SOCIALREC_ENABLE_COMMUNITY": "enable_community",
+    "SOCIALREC_PAID_PLATFORMS": "paid_platforms",
+    "SOCIALREC_MAX_ATTEMPTS": "max_attempts",
+    "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES": "retry_min_interval_minutes",
+    "SOCIALREC_RETRY_LIMIT": "retry_limit",
+    "SOCIALREC_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
+    "SOCIALREC_LOCK_TTL_S": "lock_ttl_s",
+    "SOCIALREC_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
 }
-
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
-
 
 class RecordingSettings(BaseModel):
     """Frozen settings for recording, reconcile and retry (SPEC §2.3, §6–§8)."""
@@ -71,23 +67,24 @@ class RecordingSettings(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "RecordingSettings":
-        """Build from environment-style strings; a malformed value raises `ValueError`."""
-        values: dict[str, Any] = {}
+        """Build from environment-style strings; a malformed value raises `ValueError`.
+
+        The paid/community switches and the paid platform set are parsed by the gate's own
+        parser, so one spelling of `SOCIALREC_ENABLE_PAID` is accepted everywhere."""
+        from socialrec_pipeline.routing.gate import GateSettings
+
+        gate = GateSettings.from_env({k: v for k, v in env.items() if v is not None and v.strip() != ""})
+        values: dict[str, Any] = {
+            "enable_paid": gate.enable_paid,
+            "enable_community": gate.enable_community,
+            "paid_platforms": frozenset(gate.paid_platforms),
+        }
         for name, field in ENV_NAMES.items():
             raw = env.get(name)
-            if raw is None or raw.strip() == "":
+            if field in values or raw is None or raw.strip() == "":
                 continue
-            text = raw.strip()
-            if field in ("enable_paid", "enable_community"):
-                lowered = text.lower()
-                if lowered not in _TRUE | _FALSE:
-                    raise ValueError(f"{name} must be true or false, got {text!r}")
-                values[field] = lowered in _TRUE
-            elif field == "paid_platforms":
-                values[field] = frozenset(Platform(p.strip()) for p in text.split(",") if p.strip())
-            else:
-                try:
-                    values[field] = int(text)
-                except ValueError:
-                    raise ValueError(f"{name} must be an integer, got {text!r}") from None
+            try:
+                values[field] = int(raw.strip())
+            except ValueError:
+                raise ValueError(f"{name} must be an integer, got {raw.strip()!r}") from None
         return cls(**values)

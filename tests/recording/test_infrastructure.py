@@ -96,10 +96,10 @@ def test_settings_fail_closed():
     with pytest.raises(ValueError):
         RecordingSettings(paid_platforms=set())
     with pytest.raises(ValueError):
-        RecordingSettings.from_env({"SOCIAL_RECORD_ENABLE_PAID": "maybe"})
+        RecordingSettings.from_env({"SOCIALREC_ENABLE_PAID": "maybe"})
     with pytest.raises(ValueError):
-        RecordingSettings.from_env({"SOCIAL_RECORD_AF_THRESHOLD": "five"})
-    assert RecordingSettings.from_env({"SOCIAL_RECORD_ENABLE_PAID": "", "SOCIAL_RECORD_MAX_ATTEMPTS": "7"}) == RecordingSettings(max_attempts=7)
+        RecordingSettings.from_env({"SOCIALREC_AF_THRESHOLD": "five"})
+    assert RecordingSettings.from_env({"SOCIALREC_ENABLE_PAID": "", "SOCIALREC_MAX_ATTEMPTS": "7"}) == RecordingSettings(max_attempts=7)
     with pytest.raises(Exception):
         s.enable_paid = True  # frozen
 
