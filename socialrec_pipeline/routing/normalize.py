@@ -19,7 +19,9 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 #: Longer inputs are not URLs anyone linked on purpose; also keeps index keys bounded.
 MAX_URL_LENGTH = 4096
 
-_EDGE_JUNK = " \t\r\n\v\f\u00a0\u200b\u200c\u200d\u2060\ufeff\u3000<>\"'"
+_EDGE_JUNK = " \t\r\n\v\f\u00a0\u200b\u200c\u200d\u2060\ufeff\u3000"
+#: Pasted URLs arrive wrapped as `<url>`, `"url"`, `'url'`: one wrapping pair is removed.
+_WRAPPERS = {"<": ">", '"': '"', "'": "'"}
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\xa0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u3000\ufeff\\]")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 _HOST = re.compile(
@@ -134,6 +136,8 @@ def parse_url(text: object) -> ParsedUrl | None:
     if not isinstance(text, str) or len(text) > MAX_URL_LENGTH:
         return None
     s = text.strip(_EDGE_JUNK)
+    if len(s) > 1 and _WRAPPERS.get(s[0]) == s[-1]:
+        s = s[1:-1].strip(_EDGE_JUNK)
     if not s or _BAD_CHARS.search(s):
         return None
     m = _SCHEME.match(s)

@@ -28,6 +28,7 @@ _GH_USER = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 _GH_REPO = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _GIST_ID = re.compile(r"^[0-9a-fA-F]{1,64}$")
 GH = "https://github.com"
+_GIST_RESERVED = GITHUB_RESERVED | {"discover", "starred", "mine", "forked", "auth"}
 
 _TG_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{3,31}$")
 _TG_INVITE = re.compile(r"^[A-Za-z0-9_-]{5,64}$")
@@ -86,6 +87,8 @@ def classify_gist(p: ParsedUrl) -> Classified:
     if n == 1 and _is_gist_id(segs[0]):
         gist_id = segs[0].lower()
         return ST.GITHUB_GIST, gist_id, f"https://gist.github.com/{gist_id}"
+    if n == 0 or segs[0].lower() in _GIST_RESERVED:
+        return _gh_unknown(p, "gist.github.com")
     if n == 1 and _GH_USER.match(segs[0]):
         return _gh_user(segs[0])
     if n >= 2 and _GH_USER.match(segs[0]) and _GIST_ID.match(segs[1]):
@@ -94,8 +97,8 @@ def classify_gist(p: ParsedUrl) -> Classified:
     return _gh_unknown(p, "gist.github.com")
 
 
-def _tg_unknown(p: ParsedUrl) -> Classified:
-    url = generic_canonical(p, "t.me")
+def _tg_unknown(p: ParsedUrl, host: str = "t.me") -> Classified:
+    url = generic_canonical(p, host)
     return ST.TELEGRAM_UNKNOWN, url, url
 
 
@@ -120,7 +123,7 @@ def classify_telegram(p: ParsedUrl) -> Classified:
         sub = p.host[: -len(".t.me")]
         if _TG_NAME.match(sub) and sub not in TELEGRAM_RESERVED and n == 0:
             return _tg_channel(sub)
-        return _tg_unknown(p)
+        return _tg_unknown(p, p.host)
     if n == 0:
         return _tg_unknown(p)
     s0 = segs[0]

@@ -120,7 +120,7 @@ def classify_instagram(p: ParsedUrl) -> Classified:
         if n == 3 and segs[1].lower() == "highlights" and _IG_STORY.match(segs[2]):
             key = segs[2]
             return ST.INSTAGRAM_STORY, f"highlight:{key}", f"{IG}/stories/highlights/{key}"
-        if n > 1 and _IG_HANDLE.match(segs[1]) and segs[1].lower() != "highlights":
+        if n > 1 and _IG_HANDLE.match(segs[1]) and segs[1].lower() not in INSTAGRAM_RESERVED | {"highlights"}:
             handle = segs[1].lower()
             if n == 3 and _IG_STORY.match(segs[2]):
                 return ST.INSTAGRAM_STORY, segs[2], f"{IG}/stories/{handle}/{segs[2]}"

@@ -130,6 +130,7 @@ INSTAGRAM_CASES = [
     ("https://www.instagram.com/kolguy/tagged/", "instagram_profile", "kolguy"),
     ("https://www.instagram.com/stories/kolguy/", "instagram_profile", "kolguy"),
     ("https://www.instagram.com/explore/", "instagram_unknown", "https://instagram.com/explore"),
+    ("https://www.instagram.com/stories/p", "instagram_unknown", "https://instagram.com/stories/p"),
     ("https://www.instagram.com/explore/tags/solana/", "instagram_unknown", "https://instagram.com/explore/tags/solana"),
     ("https://www.instagram.com/accounts/login/", "instagram_unknown", "https://instagram.com/accounts/login"),
     ("https://www.instagram.com/direct/inbox/", "instagram_unknown", "https://instagram.com/direct/inbox"),
@@ -230,6 +231,9 @@ GITHUB_CASES = [
     ("https://gist.github.com/KolGuy/4F2B3C1D9E8A7B6C5D4E3F2A1B0C9D8E/", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
     ("https://gist.github.com/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
     ("https://gist.github.com/kolguy/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e/raw", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
+    ("https://gist.github.com/kolguy", "github_user", "kolguy"),
+    ("https://gist.github.com/discover", "github_unknown", "https://gist.github.com/discover"),
+    ("https://gist.github.com/search?q=solana", "github_unknown", "https://gist.github.com/search?q=solana"),
     ("https://github.com/features", "github_unknown", "https://github.com/features"),
     ("https://github.com/features/copilot", "github_unknown", "https://github.com/features/copilot"),
     ("https://github.com/pricing", "github_unknown", "https://github.com/pricing"),
@@ -266,6 +270,7 @@ TELEGRAM_CASES = [
     ("https://t.me/+15551234567", "telegram_unknown", "https://t.me/+15551234567"),
     ("https://t.me/", "telegram_unknown", "https://t.me"),
     ("https://t.me/c/1234567890", "telegram_unknown", "https://t.me/c/1234567890"),
+    ("https://kolguy_channel.t.me/other", "telegram_unknown", "https://kolguy_channel.t.me/other"),
 ]
 
 DISCORD_CASES = [
@@ -305,6 +310,9 @@ WEBSITE_CASES = [
     ("http://1.2.3.4/x", "website", "https://1.2.3.4/x"),
     ("http://[2001:db8::1]/x", "website", "https://[2001:db8::1]/x"),
     ("https://x.com.:443/kolguy", "x_profile", "kolguy"),
+    ("<https://x.com/kolguy>", "x_profile", "kolguy"),
+    (' "https://kolguy.xyz/a" ', "website", "https://kolguy.xyz/a"),
+    ("https://kolguy.xyz/it's", "website", "https://kolguy.xyz/it's"),
 ]
 
 #: Never routed: not URLs, dangerous schemes, credentials, malformed hosts.

@@ -125,9 +125,6 @@ def test_settings_model_rejects_non_bool_and_unknown_fields() -> None:
 
 
 def test_malformed_env_never_opens_paid() -> None:
-    for value in ("yes", "true ish", "t"):
-        try:
-            s = GateSettings.from_env({"SOCIALREC_ENABLE_PAID": value})
-        except GateSettingsError:
-            continue
-        assert not s.enable_paid  # pragma: no cover - unreachable when parsing is strict
+    for value in ("yes", "true ish", "t", "on"):
+        with pytest.raises(GateSettingsError):
+            GateSettings.from_env({"SOCIALREC_ENABLE_PAID": value, "SOCIALREC_ENABLE_COMMUNITY": "false"})

@@ -13,12 +13,15 @@ PLATFORM_HOSTS = [
     "x.com", "twitter.com", "fxtwitter.com", "t.co", "tiktok.com", "vm.tiktok.com", "instagram.com",
     "instagr.am", "youtube.com", "music.youtube.com", "youtu.be", "reddit.com", "old.reddit.com", "redd.it",
     "github.com", "gist.github.com", "t.me", "telegram.me", "discord.gg", "discord.com",
+    "kolguy_channel.t.me", "i.redd.it", "vt.tiktok.com", "youtube-nocookie.com", "X.com", "discordapp.com",
 ]
 OTHER_HOSTS = ["kolguy.xyz", "shop.foo.co.uk", "pump.fun", "münchen.de", "xn--mnchen-3ya.de", "a.b.c.example"]
 FIRST_SEGMENTS = [
     "@kolguy", "kolguy", "KolGuy", "i", "status", "p", "reel", "stories", "r", "u", "user", "s", "c",
     "watch", "shorts", "channel", "search", "comments", "joinchat", "+AbCdEfGh12", "invite", "settings",
-    "hashtag", "intent", "embed", "t", "video", "orgs", "@", "", "%40kolguy",
+    "hashtag", "intent", "embed", "t", "video", "orgs", "@", "", "%40kolguy", "%2F", "%", "..", "repo.git",
+    "Repo.GIT", ".git", "highlights", "v2", "live", "@KolGuy", "gallery", "with_replies", "photo", "tree",
+    "dQw4w9WgXcQ", "UC_x5XG1OV2P6uZZ5FSM9Ttw", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e", "1234567890123", "+15551234567",
 ]
 segment = st.one_of(
     st.sampled_from(FIRST_SEGMENTS),
