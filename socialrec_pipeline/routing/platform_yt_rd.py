@@ -72,15 +72,16 @@ def classify_youtube(p: ParsedUrl) -> Classified:
         return ST.YOUTUBE_SHORT, segs[1], f"{YT}/shorts/{segs[1]}"
     if first in ("embed", "v", "e", "live") and n == 2 and _YT_ID.match(segs[1]):
         return _yt_video(segs[1])
-    tab_ok = n == 1 or (n == 2 and segs[1].lower() in _YT_TABS)
-    tab_ok_2 = n == 2 or (n == 3 and segs[2].lower() in _YT_TABS)
-    if first == "channel" and n > 1 and _YT_UC.match(segs[1]) and tab_ok_2:
+    # A channel page, bare or on one of its tabs (`/@h/videos`, `/channel/UC…/about`).
+    one_part = n == 1 or (n == 2 and segs[1].lower() in _YT_TABS)
+    two_part = n == 2 or (n == 3 and segs[2].lower() in _YT_TABS)
+    if first == "channel" and n > 1 and _YT_UC.match(segs[1]) and two_part:
         return ST.YOUTUBE_CHANNEL, segs[1], f"{YT}/channel/{segs[1]}"
-    if segs[0].startswith("@") and _YT_HANDLE.match(segs[0][1:]) and tab_ok:
+    if segs[0].startswith("@") and _YT_HANDLE.match(segs[0][1:]) and one_part:
         return _yt_channel(segs[0].lower())
-    if first in ("c", "user") and n > 1 and _YT_NAME.match(segs[1]) and tab_ok_2:
+    if first in ("c", "user") and n > 1 and _YT_NAME.match(segs[1]) and two_part:
         return _yt_channel(f"{first}/{segs[1].lower()}")
-    if first not in YOUTUBE_RESERVED and _YT_NAME.match(segs[0]) and tab_ok:
+    if first not in YOUTUBE_RESERVED and _YT_NAME.match(segs[0]) and one_part:
         # Legacy vanity URL `youtube.com/{name}` is the custom URL `/c/{name}`.
         return _yt_channel(f"c/{first}")
     return _yt_unknown(p)
