@@ -56,6 +56,21 @@ class DrainCounts:
         }
 
 
+def classify(body: bytes) -> tuple[TokenFlowEvent | None, str]:
+    """The event, or None and the reason it is dead-lettered.
+
+    Anything the parser raises is a property of the body, not of the poller: a body that makes
+    `json.loads` itself fail (30,000 nested brackets → RecursionError, a 5,000-digit number →
+    ValueError) would otherwise escape the tick unacknowledged and be redelivered forever.
+    """
+    try:
+        return parse_token_flow(body), ""
+    except InvalidEvent as exc:
+        return None, exc.reason
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return None, f"unparseable body: {type(exc).__name__}"
+
+
 class TokenFlowDrain:
     """Moves messages from our queue into the inbox (qualifying), the DLQ (invalid) or nowhere."""
 
@@ -106,10 +121,9 @@ class TokenFlowDrain:
                 counts.consumed += 1
                 unacked += 1
                 last_tag = method.delivery_tag
-                try:
-                    event = parse_token_flow(body)
-                except InvalidEvent as exc:
-                    invalid.append((body, exc.reason))
+                event, reason = classify(body)
+                if event is None:
+                    invalid.append((body, reason))
                 else:
                     if event.qualifies(self._threshold):
                         qualifying.append(event)

@@ -140,3 +140,43 @@ def test_malformed_threshold_fails_closed(instance, broker, stream_resources):
     with pytest.raises(Exception):
         tick(instance, resources)
     assert broker.depth(broker.queue) == 1  # nothing consumed
+
+
+def test_bodies_the_json_parser_chokes_on_are_dead_lettered_not_requeued_forever(instance, broker, stream_resources):
+    # Both fit in 64 KiB, and json.loads raises RecursionError / ValueError (not JSONDecodeError) on them.
+    deep = b"[" * 30_000 + b"]" * 30_000
+    huge_int = b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (QUALIFYING_ADDRESSES[0].encode(), b"9" * 5_000)
+    broker.publish(deep)
+    broker.publish(huge_int)
+    broker.publish(flow(QUALIFYING_ADDRESSES[1], 6))
+
+    result = tick(instance, stream_resources)
+
+    assert [r.tags[TOKEN_TAG] for r in result.run_requests] == [QUALIFYING_ADDRESSES[1]]
+    assert broker.depth(broker.queue) == 0
+    dead = broker.dead_letters()
+    assert sorted(body for body, _ in dead) == sorted([deep, huge_int])
+    assert all(headers.get(REASON_HEADER) for _, headers in dead)
+    assert json.loads(result.cursor)["last_tick"]["invalid"] == 2
+
+
+def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(instance, broker, stream_resources, monkeypatch):
+    from pymongo.errors import AutoReconnect
+
+    broker.publish(flow(QUALIFYING_ADDRESSES[0], 6))
+    broker.publish(flow(QUALIFYING_ADDRESSES[1], 2))  # below threshold: acked only with its chunk
+    broker.publish(b"{not json")
+
+    def outage(self, events, now):
+        raise AutoReconnect("injected: Mongo is unreachable")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RecordInbox, "accept", outage)
+        with pytest.raises(AutoReconnect):
+            tick(instance, stream_resources)
+
+    assert broker.depth(broker.queue) == 3  # nothing acknowledged, nothing lost
+    assert broker.depth(broker.dlq) == 0
+    result = tick(instance, stream_resources)  # Mongo is back
+    assert [r.tags[TOKEN_TAG] for r in result.run_requests] == [QUALIFYING_ADDRESSES[0]]
+    assert broker.depth(broker.queue) == 0 and broker.depth(broker.dlq) == 1
