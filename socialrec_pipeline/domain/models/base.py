@@ -1,0 +1,90 @@
+"""What every stored model shares: id/datetime value types, BSON conversion, the row base class.
+
+Ids are bson ObjectIds issued here, at construction, so a writer can point one row at another
+before either is inserted. Every datetime is timezone-aware UTC, truncated to the millisecond BSON
+keeps, so a model equals what the database gives back.
+
+`to_document()` leaves out top-level fields that are None: a stored `null` would count as
+"exists" for the partial indexes and make two key-less contents collide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Self
+
+from bson import ObjectId
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
+
+from socialrec_pipeline.domain.enums import ContentSubtype, VenueSubtype
+
+
+def _require_object_id(value: Any) -> ObjectId:
+    if not isinstance(value, ObjectId):
+        raise ValueError("must be a bson ObjectId issued by us")
+    return value
+
+
+def _require_utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("must be timezone-aware (UTC); got a naive datetime")
+    value = value.astimezone(timezone.utc)
+    # BSON dates hold milliseconds: truncate now so the stored row reads back equal.
+    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
+Oid = Annotated[ObjectId, PlainValidator(_require_object_id)]
+UtcDatetime = Annotated[datetime, AfterValidator(_require_utc)]
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+Subtype = ContentSubtype | VenueSubtype
+
+
+def utc_now() -> datetime:
+    return _require_utc(datetime.now(timezone.utc))
+
+
+def _bson_ready(value: Any) -> Any:
+    """Enums become their plain values; containers are walked. Everything else is BSON-native."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _bson_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bson_ready(v) for v in value]
+    return value
+
+
+class _Value(BaseModel):
+    """An embedded value (array element or sub-document)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def to_document(self) -> dict[str, Any]:
+        return _bson_ready(self.model_dump())
+
+
+class _Row(BaseModel):
+    """A stored document. `id` is `_id` in the database."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        arbitrary_types_allowed=True,
+    )
+
+    id: Oid = Field(default_factory=ObjectId, alias="_id")
+    #: When we stored the row (set by the repository, never by a provider).
+    created_at: UtcDatetime | None = None
+    updated_at: UtcDatetime | None = None
+
+    def to_document(self) -> dict[str, Any]:
+        doc = self.model_dump(by_alias=True)
+        return {k: _bson_ready(v) for k, v in doc.items() if v is not None}
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> Self:
+        return cls.model_validate(dict(document))
