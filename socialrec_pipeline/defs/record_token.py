@@ -19,7 +19,8 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import hold_lock, lock_owner, token_recorder
+from socialrec_pipeline.defs.services import hold_lock, lock_owner, token_recorder, transient_only
+from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
@@ -50,6 +51,8 @@ def mapping_key(planned: PlannedUrl) -> str:
         # Required even when empty: an empty fan-out collects to [], a skipped one skips the marker.
         "urls": dg.DynamicOut(),
         "paid_urls": dg.DynamicOut(),
+        # Only when the token is skipped: why, as output metadata (the marker step shows "skipped").
+        "skipped": dg.Out(str, is_required=False),
     },
     retry_policy=TRANSIENT_RETRY,
 )
@@ -62,16 +65,30 @@ def prepare(
     recording: RecordingSettingsResource,
     generators: GeneratorsResource,
 ):
-    """Lock, idempotency, upstream lookup, routing; a skipped token yields nothing downstream."""
-    recorder = token_recorder(mongo, redis, soltracker, recording, generators)
-    address, owner = config.token_address, lock_owner(context.run)
-    if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
-        recorder.locks.release(address, owner)
-    prepared = recorder.prepare(address, parse_instant(config.first_flow_timestamp), config.symbol, owner)
+    """Lock, idempotency, upstream lookup, routing; a skipped token yields nothing downstream.
+
+    Every run ends with the run tag `socialrec/outcome` (recorded, locked, already_recorded,
+    unknown_token, upstream_failed) so the Runs page can be filtered by what happened. A lock held
+    elsewhere, an existing marker and a token the upstream does not know are normal: the run is
+    green and says why in the `skipped` output. An upstream failure is not: it raises a `Failure`,
+    retried by the op's `RetryPolicy`, then the run is red (the next event relaunches the token).
+    """
+    with transient_only():
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators)
+        address, owner = config.token_address, lock_owner(context.run)
+        if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
+            recorder.locks.release(address, owner)
+        prepared = recorder.prepare(address, parse_instant(config.first_flow_timestamp), config.symbol, owner)
     if isinstance(prepared, SkippedToken):
+        tag_outcome(context, prepared.outcome)
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
             raise dg.Failure(description=f"upstream lookup failed: {prepared.reason}")
         context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
+        yield dg.Output(
+            str(prepared.outcome),
+            "skipped",
+            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "upstream_calls": prepared.upstream_calls},
+        )
         return
     settings = recorder.settings
     yield dg.Output(prepared, "token", metadata={"urls": len(prepared.planned), "upstream_calls": prepared.upstream_calls})
@@ -80,46 +97,45 @@ def prepare(
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
 
 
-def _record_url(context, token: PreparedToken, planned: PlannedUrl, mongo, redis, recording, generators) -> UrlResult:
-    recorder = token_recorder(mongo, redis, None, recording, generators)
-    try:
-        hold_lock(recorder.locks, token.address, token.owner)
-    except LockNotHeld as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from None
-    # One out-of-credit answer stops paid calls for the rest of this token, across processes.
-    guard = PaidCreditGuard(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
-    with recorder.keep_alive(token):
-        result = recorder.record_one_url(token, planned, guard)
-    context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
-    return result
+def tag_outcome(context: dg.OpExecutionContext, outcome: RecordOutcome) -> None:
+    context.instance.add_run_tags(context.run_id, {OUTCOME_TAG: str(outcome)})
 
 
-@dg.op(retry_policy=TRANSIENT_RETRY)
-def record_url(
-    context: dg.OpExecutionContext,
-    token: PreparedToken,
-    planned: PlannedUrl,
-    mongo: MongoResource,
-    redis: RedisResource,
-    recording: RecordingSettingsResource,
-    generators: GeneratorsResource,
-) -> UrlResult:
-    """Gate → generate → write for one free-platform URL."""
-    return _record_url(context, token, planned, mongo, redis, recording, generators)
+def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
+    """`record_url` and `record_paid_url` are one op body; only the pool (and the name) differ."""
+
+    @dg.op(name=name, retry_policy=TRANSIENT_RETRY, pool=pool, description=description)
+    def _record(
+        context: dg.OpExecutionContext,
+        token: PreparedToken,
+        planned: PlannedUrl,
+        mongo: MongoResource,
+        redis: RedisResource,
+        recording: RecordingSettingsResource,
+        generators: GeneratorsResource,
+    ) -> UrlResult:
+        with transient_only():
+            recorder = token_recorder(mongo, redis, None, recording, generators)
+            try:
+                hold_lock(recorder.locks, token.address, token.owner)
+            except LockNotHeld as exc:
+                raise dg.Failure(description=str(exc), allow_retries=False) from None
+            # One out-of-credit answer stops paid calls for the rest of this token, across processes.
+            guard = PaidCreditGuard(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
+            with recorder.keep_alive(token):
+                result = recorder.record_one_url(token, planned, guard)
+        context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
+        return result
+
+    return _record
 
 
-@dg.op(retry_policy=TRANSIENT_RETRY, pool=PAID_POOL)
-def record_paid_url(
-    context: dg.OpExecutionContext,
-    token: PreparedToken,
-    planned: PlannedUrl,
-    mongo: MongoResource,
-    redis: RedisResource,
-    recording: RecordingSettingsResource,
-    generators: GeneratorsResource,
-) -> UrlResult:
-    """The same as `record_url`, for a paid platform, inside the `paid_social_api` pool."""
-    return _record_url(context, token, planned, mongo, redis, recording, generators)
+record_url = url_op("record_url", pool=None, description="Gate → generate → write for one free-platform URL.")
+record_paid_url = url_op(
+    "record_paid_url",
+    pool=PAID_POOL,
+    description="The same as record_url, for a paid platform, inside the paid_social_api pool.",
+)
 
 
 def url_table(results: list[UrlResult]) -> str:
@@ -142,11 +158,13 @@ def write_marker(
     generators: GeneratorsResource,
 ) -> dg.Output:
     """The `tokens` document, written last (it is the marker), then the lock is released."""
-    recorder = token_recorder(mongo, redis, None, recording, generators)
     order = {planned.url: i for i, planned in enumerate(token.planned)}
     ordered = sorted([*results, *paid_results], key=lambda r: order.get(r.planned.url, len(order)))
-    hold_lock(recorder.locks, token.address, token.owner)
-    outcome = recorder.finish(token, ordered)
+    with transient_only():
+        recorder = token_recorder(mongo, redis, None, recording, generators)
+        hold_lock(recorder.locks, token.address, token.owner)
+        outcome = recorder.finish(token, ordered)
+    tag_outcome(context, outcome.outcome)
     return dg.Output(
         outcome.statuses,
         metadata={
@@ -172,11 +190,11 @@ RECORD_TOKEN_EXECUTOR = dg.in_process_executor
 
 @dg.job(
     executor_def=RECORD_TOKEN_EXECUTOR,
-    tags={"socialrec/job": "record_token"},
+    tags={JOB_FAMILY_TAG: "record_token"},
     description="Record one token's social footprint: lock, upstream, route, one step per URL, marker last.",
 )
 def record_token_job():
-    token, urls, paid_urls = prepare()
+    token, urls, paid_urls, _skipped = prepare()
     results = urls.map(lambda planned: record_url(token, planned)).collect()
     paid_results = paid_urls.map(lambda planned: record_paid_url(token, planned)).collect()
     write_marker(token, results, paid_results)

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+import dagster as dg
+import pymongo.errors
+import redis.exceptions
+
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -46,3 +53,32 @@ def hold_lock(locks: TokenLocks, address: str, owner: str) -> None:
     if locks.extend(address, owner) or locks.try_acquire(address, owner):
         return
     raise LockNotHeld(f"the lock of {address} was taken by another worker")
+
+
+#: Faults of the infrastructure that a later attempt can outlive: Mongo or Redis unreachable or
+#: slow, a network hiccup. URL-level failures never raise (they become the URL's status).
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    pymongo.errors.ConnectionFailure,  # AutoReconnect, NetworkTimeout, ServerSelectionTimeoutError
+    pymongo.errors.ExecutionTimeout,
+    pymongo.errors.WTimeoutError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+@contextlib.contextmanager
+def transient_only() -> Iterator[None]:
+    """Let an op's `RetryPolicy` retry transient faults only.
+
+    Anything else (a code bug, a malformed setting) fails the step at once with a `Failure` that
+    forbids retries, instead of failing the same way three more times after growing delays.
+    A `Failure` raised inside keeps its own `allow_retries`.
+    """
+    try:
+        yield
+    except (dg.Failure, *TRANSIENT_ERRORS):
+        raise
+    except Exception as exc:
+        raise dg.Failure(description=f"{type(exc).__name__}: {exc}", allow_retries=False) from exc

@@ -7,6 +7,9 @@ SOURCE_TAG = "source"
 SANDBOX_TAG = "sandbox"
 #: `dagster.yaml` caps concurrent runs per value of this tag (reconcile / retry / metric_refresh).
 JOB_FAMILY_TAG = "socialrec/job"
+#: Set by `record_token_job` when it knows what happened to the token (recorded, locked,
+#: already_recorded, unknown_token, upstream_failed): a green run that recorded nothing is findable.
+OUTCOME_TAG = "socialrec/outcome"
 
 
 def run_tags(token_address: str, *, source: str, sandbox: bool) -> dict[str, str]:

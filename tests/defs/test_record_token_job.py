@@ -85,6 +85,7 @@ def test_locked_token_is_skipped_quietly(fixtures, instance, mongo_uri, fresh_db
         locks.release(address, "another-worker")
     assert result.success
     assert fresh_db["tokens"].find_one({"address": address}) is None
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/outcome"] == "locked"
 
 
 def test_mapping_keys_are_valid_step_key_suffixes():
@@ -106,3 +107,102 @@ def test_a_step_in_another_process_keeps_or_takes_back_the_lock_but_never_steals
     with pytest.raises(LockNotHeld):
         hold_lock(locks, address, "run-2")
     locks.release(address, "run-1")
+
+
+def run_tags_of(instance, result) -> dict:
+    return instance.get_run_by_id(result.run_id).tags
+
+
+def step_events(result, step_prefix: str) -> list[str]:
+    return [e.event_type_value for e in result.all_events if (e.step_key or "").startswith(step_prefix)]
+
+
+def test_every_run_says_what_happened_to_its_token(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, soltracker = fixtures
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+
+    recorded = record_token_job.execute_in_process(run_config=run_config(address), resources=resources, instance=instance)
+    again = record_token_job.execute_in_process(run_config=run_config(address), resources=resources, instance=instance)
+    unknown = record_token_job.execute_in_process(
+        run_config=run_config(unique_address()), resources=resources, instance=instance
+    )
+
+    assert recorded.success and again.success and unknown.success
+    assert run_tags_of(instance, recorded)["socialrec/outcome"] == "recorded"
+    assert run_tags_of(instance, again)["socialrec/outcome"] == "already_recorded"
+    assert run_tags_of(instance, unknown)["socialrec/outcome"] == "unknown_token"
+    skipped = next(
+        e for e in unknown.all_events
+        if e.step_key == "prepare" and e.event_type_value == "STEP_OUTPUT"
+        and e.event_specific_data.step_output_handle.output_name == "skipped"
+    )
+    assert skipped.event_specific_data.metadata["outcome"].value == "unknown_token"
+
+
+def test_a_transient_upstream_failure_is_retried_by_the_op(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    from socialrec_pipeline.sandbox.fixture_server import Reply
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    soltracker.fail_with(Reply.json({"message": "overloaded"}, status=503), times=1)
+
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance,
+    )
+
+    assert result.success
+    assert "STEP_UP_FOR_RETRY" in step_events(result, "prepare")
+    assert run_tags_of(instance, result)["socialrec/outcome"] == "recorded"
+
+
+def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    from socialrec_pipeline.recording.processor import TokenRecorder
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+
+    def bug(self, prepared, planned, guard=None):
+        raise TypeError("injected: a code bug")
+
+    monkeypatch.setattr(TokenRecorder, "record_one_url", bug)
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance, raise_on_error=False,
+    )
+
+    assert not result.success
+    events = step_events(result, "record_url")
+    assert "STEP_FAILURE" in events and "STEP_UP_FOR_RETRY" not in events
+    assert fresh_db["tokens"].find_one({"address": address}) is None
+
+
+def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    import redis
+
+    from socialrec_pipeline.recording.processor import TokenRecorder
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    real, failed = TokenRecorder.record_one_url, []
+
+    def hiccup(self, prepared, planned, guard=None):
+        if not failed:
+            failed.append(planned.url)
+            raise redis.exceptions.ConnectionError("injected: Redis went away for a moment")
+        return real(self, prepared, planned, guard)
+
+    monkeypatch.setattr(TokenRecorder, "record_one_url", hiccup)
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance,
+    )
+
+    assert result.success
+    assert "STEP_UP_FOR_RETRY" in step_events(result, "record_url")
+    assert len(fresh_db["tokens"].find_one({"address": address})["social_urls"]) == 4
