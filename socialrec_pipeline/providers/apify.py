@@ -33,7 +33,7 @@ from socialrec_pipeline.domain.errors import (
     TargetNotFound,
     TransientProviderError,
 )
-from socialrec_pipeline.providers.http import build_client, json_body, send
+from socialrec_pipeline.providers.http import build_client, json_body, json_or_none, send
 
 #: Apify answers a synchronous run after at most 300 s (then 408); wait a little longer than that.
 APIFY_TIMEOUT = httpx.Timeout(315.0, connect=5.0)
@@ -163,10 +163,7 @@ class ApifyClient:
 
     def _raise_for_status(self, path: str, response: httpx.Response) -> None:
         status = response.status_code
-        try:
-            message = _error_message(response.json())
-        except ValueError:
-            message = ""
+        message = _error_message(json_or_none(response))
         lowered = message.lower()
         # The spending cap wins over whatever HTTP status it came with.
         if _SPENDING_CAP in lowered:
@@ -178,16 +175,3 @@ class ApifyClient:
         # 401 (bad token), other 403, 404 (unknown actor) are our configuration, never the target's.
         raise TransientProviderError(f"Apify {path}: HTTP {status}: {message[:160]}")
 
-
-def first_str(value: Any) -> str | None:
-    """A non-empty string, else None (used for optional provider fields)."""
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def key_str(value: Any) -> str | None:
-    """A provider id as a string key: non-empty strings, or integers (not bools)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    return first_str(value)

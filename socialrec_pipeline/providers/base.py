@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from socialrec_pipeline.domain.errors import ProviderError, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -31,6 +33,31 @@ class Generator(Protocol):
     ) -> SocialObjectGraph:
         """Build the graph for one routed URL, or raise a `ProviderError` subclass."""
         ...
+
+
+def lookup_key(routed: RoutedUrl, *, strip: str = "", lstrip: str = "") -> str:
+    """The route's key without blanks, `strip` characters at both ends and `lstrip` ones in front;
+    an empty key names nothing, so it is `not_found` before any request is made."""
+    key = (routed.source_key or "").strip().strip(strip).lstrip(lstrip)
+    if not key:
+        raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
+    return key
+
+
+#: What parsing can still trip over on an answer shape nobody foresaw (or on absurdly deep nesting).
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
+
+
+@contextmanager
+def unexpected_shape_is_error(provider: str, what: str = "answer shape") -> Iterator[None]:
+    """Belt and braces around a generator's parsing: typed provider errors pass through, any
+    surprise the tolerant readers did not foresee becomes an `error` (retryable), never a crash."""
+    try:
+        yield
+    except ProviderError:
+        raise
+    except SHAPE_ERRORS as exc:
+        raise TransientProviderError(f"{provider}: unexpected {what} ({exc.__class__.__name__})") from None
 
 
 class GeneratorRegistry:

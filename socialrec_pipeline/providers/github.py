@@ -20,7 +20,6 @@ import httpx
 
 from socialrec_pipeline.domain.enums import ContentSubtype, ParentRelation, Platform
 from socialrec_pipeline.domain.errors import (
-    ProviderError,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,
@@ -33,41 +32,23 @@ from socialrec_pipeline.domain.graph import (
     GraphGroup,
     SocialObjectGraph,
 )
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
     as_int,
     build_client,
     json_body,
+    json_or_none,
     parse_iso,
     send,
 )
+from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, scalars, stripped_str
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 REPO_METRICS = ("stargazers_count", "forks_count", "watchers_count", "subscribers_count", "open_issues_count")
 USER_METRICS = ("followers", "following", "public_repos", "public_gists")
 REPO_DATA = ("id", "pushed_at", "updated_at", "fork", "archived", "language", "default_branch")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
-
-
-def _scalars(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: source[k] for k in keys if isinstance(source.get(k), (str, int, float, bool))}
-
-
-def _int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
-    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
 
 
 class GitHubClient:
@@ -120,36 +101,33 @@ def _raise_for_status(path: str, response: httpx.Response) -> None:
             reset = response.headers.get("x-ratelimit-reset", "?")
             raise TransientProviderError(f"GitHub {path}: rate limited until {reset}")
         if code == 403:
-            try:
-                body = response.json()
-            except ValueError:
-                body = None
+            body = json_or_none(response)
             if isinstance(body, dict) and body.get("block") is not None:
-                raise TargetBlocked(f"GitHub {path}: access blocked ({_str(_dict(body['block']).get('reason'))})")
+                raise TargetBlocked(f"GitHub {path}: access blocked ({stripped_str(as_dict(body['block']).get('reason'))})")
     raise TransientProviderError(f"GitHub {path}: HTTP {code}")
 
 
 def owner_account(owner: Any, *, source_ref: str) -> AccountDraft | None:
     """An embedded `owner {login, id, type}` → account keyed by `login`; None without a login."""
-    owner = _dict(owner)
-    login = _str(owner.get("login"))
+    owner = as_dict(owner)
+    login = stripped_str(owner.get("login"))
     if login is None:
         return None
     data: dict[str, Any] = {"source_ref": source_ref}
     if isinstance(owner.get("id"), int):
         data["id"] = owner["id"]
-    if _str(owner.get("type")):
+    if stripped_str(owner.get("type")):
         data["account_type"] = owner["type"]
     return AccountDraft(platform=Platform.GITHUB, platform_key=login.lower(), handle=login, data=data)
 
 
 def repo_content(repo: dict[str, Any]) -> ContentDraft:
-    full_name = _str(repo.get("full_name"))
+    full_name = stripped_str(repo.get("full_name"))
     if full_name is None or "/" not in full_name:
         raise TransientProviderError("GitHub repo answer without a `full_name`")
-    homepage = _str(repo.get("homepage"))
-    data = {**_scalars(repo, REPO_DATA), "full_name": full_name}
-    source = _str(_dict(repo.get("source")).get("full_name"))
+    homepage = stripped_str(repo.get("homepage"))
+    data = {**scalars(repo, REPO_DATA), "full_name": full_name}
+    source = stripped_str(as_dict(repo.get("source")).get("full_name"))
     if source:
         data["source"] = source
     return ContentDraft(
@@ -158,10 +136,10 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
         platform_key=full_name.lower(),
         url=f"https://github.com/{full_name.lower()}",
         published_at=parse_iso(repo.get("created_at")),
-        text=ContentText(primary=_str(repo.get("description"))),
+        text=ContentText(primary=stripped_str(repo.get("description"))),
         links=[homepage] if homepage else [],
-        tags=[t for t in (_str(t) for t in _list(repo.get("topics"))) if t],
-        metrics=_int_metrics(repo, REPO_METRICS),
+        tags=[t for t in (stripped_str(t) for t in as_list(repo.get("topics"))) if t],
+        metrics=int_metrics(repo, REPO_METRICS),
         data=data,
     )
 
@@ -173,40 +151,40 @@ def repo_group(repo: dict[str, Any]) -> GraphGroup:
 
 
 def user_account(user: dict[str, Any]) -> AccountDraft:
-    login = _str(user.get("login"))
+    login = stripped_str(user.get("login"))
     if login is None:
         raise TransientProviderError("GitHub user answer without a `login`")
-    twitter = _str(user.get("twitter_username"))
-    blog = _str(user.get("blog"))
-    data = _scalars(user, ("id",))
-    if _str(user.get("type")):
+    twitter = stripped_str(user.get("twitter_username"))
+    blog = stripped_str(user.get("blog"))
+    data = scalars(user, ("id",))
+    if stripped_str(user.get("type")):
         data["account_type"] = user["type"]
     return AccountDraft(
         platform=Platform.GITHUB,
         platform_key=login.lower(),
         handle=login,
-        display_name=_str(user.get("name")),
-        bio=_str(user.get("bio")),
+        display_name=stripped_str(user.get("name")),
+        bio=stripped_str(user.get("bio")),
         links=[blog] if blog else [],
         declared_handles=[DeclaredHandle(platform=Platform.X, value=twitter.lstrip("@"))] if twitter else [],
         followers=as_int(user.get("followers")),
         account_created_at=parse_iso(user.get("created_at")),
-        metrics=_int_metrics(user, USER_METRICS),
+        metrics=int_metrics(user, USER_METRICS),
         data=data,
     )
 
 
 def gist_group(gist: dict[str, Any]) -> GraphGroup:
-    gist_id = _str(gist.get("id"))
+    gist_id = stripped_str(gist.get("id"))
     if gist_id is None:
         raise TransientProviderError("GitHub gist answer without an `id`")
     gist_id = gist_id.lower()
     owner = owner_account(gist.get("owner"), source_ref="gist")
     files = []
-    for name, meta in _dict(gist.get("files")).items():
-        meta = _dict(meta)
-        files.append({"filename": _str(meta.get("filename")) or name, **_scalars(meta, ("language", "size"))})
-    data: dict[str, Any] = {**_scalars(gist, ("public", "updated_at")), "files": files}
+    for name, meta in as_dict(gist.get("files")).items():
+        meta = as_dict(meta)
+        files.append({"filename": stripped_str(meta.get("filename")) or name, **scalars(meta, ("language", "size"))})
+    data: dict[str, Any] = {**scalars(gist, ("public", "updated_at")), "files": files}
     return GraphGroup(
         ref=f"gist:{gist_id}",
         creator=owner,
@@ -216,8 +194,8 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
             platform_key=gist_id,
             url=f"https://gist.github.com/{owner.platform_key}/{gist_id}" if owner else f"https://gist.github.com/{gist_id}",
             published_at=parse_iso(gist.get("created_at")),
-            text=ContentText(primary=_str(gist.get("description"))),
-            metrics=_int_metrics(gist, ("comments",)),
+            text=ContentText(primary=stripped_str(gist.get("description"))),
+            metrics=int_metrics(gist, ("comments",)),
             data=data,
         ),
     )
@@ -231,10 +209,8 @@ class GitHubGenerator:
         self._client = client
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
-        key = (routed.source_key or "").strip().strip("/")
-        if not key:
-            raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
-        try:
+        key = lookup_key(routed, strip="/")
+        with unexpected_shape_is_error("GitHub"):
             if routed.source_type == SourceType.GITHUB_REPO:
                 return self._repo(key)
             if routed.source_type == SourceType.GITHUB_USER:
@@ -243,10 +219,6 @@ class GitHubGenerator:
             if routed.source_type == SourceType.GITHUB_GIST:
                 # `gist.github.com/{user}/{id}`: the id alone names the gist.
                 return SocialObjectGraph.single(gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}")))
-        except ProviderError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            raise TransientProviderError(f"GitHub: unexpected answer shape ({exc.__class__.__name__})") from None
         raise TransientProviderError(f"GitHubGenerator cannot handle {routed.source_type}", external_call_made=False)
 
     def _repo(self, key: str) -> SocialObjectGraph:
@@ -255,8 +227,8 @@ class GitHubGenerator:
         repo = self._client.get(f"/repos/{key}")
         root = repo_group(repo)
         groups = [root]
-        parent = _dict(repo.get("parent"))
-        if _str(parent.get("full_name")):  # only forks carry `parent`
+        parent = as_dict(repo.get("parent"))
+        if stripped_str(parent.get("full_name")):  # only forks carry `parent`
             parent_group = repo_group(parent)
             if parent_group.ref != root.ref:
                 root.parent_ref, root.parent_relation = parent_group.ref, ParentRelation.FORK

@@ -63,6 +63,14 @@ def json_body(response: httpx.Response) -> Any:
         ) from None
 
 
+def json_or_none(response: httpx.Response) -> Any:
+    """The decoded JSON body of an error answer, or None when it is not JSON (an HTML error page)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
 def raise_for_transient(response: httpx.Response) -> None:
     """5xx and 429 are transient whatever the provider (contracts: common rules)."""
     if response.status_code == 429 or response.status_code >= 500:

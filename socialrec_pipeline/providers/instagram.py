@@ -15,15 +15,15 @@ from typing import Any
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.errors import TargetBlocked, TransientProviderError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.apify import ApifyClient, first_str, key_str
+from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions
 from socialrec_pipeline.providers.http import parse_iso
-from socialrec_pipeline.providers.tiktok import int_metrics
+from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 ACTOR = "apify~instagram-scraper"
-#: `likesCount` is -1 when the owner hides likes; `int_metrics` drops negatives (store nothing).
+#: `likesCount` is -1 when the owner hides likes; `counted_metrics` drops negatives (store nothing).
 CONTENT_METRICS = ("likesCount", "commentsCount", "videoViewCount", "videoPlayCount")
 ACCOUNT_METRICS = ("followersCount", "followsCount", "postsCount")
 
@@ -69,7 +69,7 @@ def post_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         published_at=parse_iso(item.get("timestamp")),
         text=ContentText(primary=first_str(item.get("caption")), from_media=first_str(item.get("alt"))),
         tags=_strings(item.get("hashtags")),
-        metrics=int_metrics(item, CONTENT_METRICS),
+        metrics=counted_metrics(item, CONTENT_METRICS),
         data=data,
     )
 
@@ -86,7 +86,7 @@ def profile_account(item: dict[str, Any]) -> AccountDraft:
     key = key_str(item.get("id"))
     if key is None:
         raise TransientProviderError("Instagram profile item without an id")
-    metrics = int_metrics(item, ACCOUNT_METRICS)
+    metrics = counted_metrics(item, ACCOUNT_METRICS)
     data = {"verified": item["verified"]} if isinstance(item.get("verified"), bool) else {}
     return AccountDraft(
         platform=Platform.INSTAGRAM,

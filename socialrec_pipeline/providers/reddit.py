@@ -36,17 +36,18 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
     VenueDraft,
 )
-from socialrec_pipeline.providers.apify import first_str
 from socialrec_pipeline.providers.base import GenerateOptions
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
     as_int,
     build_client,
     json_body,
+    json_or_none,
     parse_epoch_seconds,
     raise_for_transient,
     send,
 )
+from socialrec_pipeline.providers.payload import first_str, numbers
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -138,10 +139,7 @@ class RedditClient:
         raise_for_transient(response)
         status = response.status_code
         if status in (403, 404):
-            try:
-                body = response.json()
-            except ValueError:
-                body = None
+            body = json_or_none(response)
             reason = body.get("reason") if isinstance(body, dict) else None
             if status == 404:
                 raise TargetNotFound(f"GET {path}: HTTP 404" + (f" ({reason})" if isinstance(reason, str) else ""))
@@ -175,15 +173,6 @@ def _data_of(thing: Any, kind: str) -> dict[str, Any]:
     return thing["data"]
 
 
-def _numbers(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int | float]:
-    out: dict[str, int | float] = {}
-    for key in keys:
-        value = source.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[key] = value
-    return out
-
-
 def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     key = first_str(post.get("id"))
     if key is None:
@@ -209,7 +198,7 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
         published_at=parse_epoch_seconds(post.get("created_utc")),
         text=ContentText(primary=first_str(post.get("title")), body=body),
         links=links,
-        metrics=_numbers(post, ("score", "upvote_ratio", "num_comments")),
+        metrics=numbers(post, ("score", "upvote_ratio", "num_comments")),
         data=data,
     )
     author = first_str(post.get("author"))
@@ -261,7 +250,7 @@ def user_account(about: Any) -> AccountDraft:
         account_created_at=parse_epoch_seconds(user.get("created_utc")),
         display_name=first_str(profile.get("title")),
         bio=first_str(profile.get("public_description")),
-        metrics={k: v for k, v in _numbers(user, ("total_karma", "link_karma", "comment_karma")).items() if isinstance(v, int)},
+        metrics={k: v for k, v in numbers(user, ("total_karma", "link_karma", "comment_karma")).items() if isinstance(v, int)},
         data={"id": user["id"]} if first_str(user.get("id")) else {},
     )
 

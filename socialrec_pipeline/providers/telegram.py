@@ -27,9 +27,9 @@ from html.parser import HTMLParser
 import httpx
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform, VenueSubtype
-from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.errors import TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, build_client, send
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -197,17 +197,13 @@ class TelegramGenerator:
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
         key = (routed.source_key or "").strip().strip("/")
-        try:
+        with unexpected_shape_is_error("t.me", "page"):
             if routed.source_type == SourceType.TELEGRAM_INVITE:
                 return self._invite(key.lstrip("+"))
             if routed.source_type == SourceType.TELEGRAM_POST:
                 return self._post(key)
             if routed.source_type == SourceType.TELEGRAM_CHANNEL:
                 return SocialObjectGraph.single(self._channel_group(key.lstrip("@")))
-        except ProviderError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            raise TransientProviderError(f"t.me: unexpected page ({exc.__class__.__name__})") from None
         raise TransientProviderError(f"TelegramGenerator cannot handle {routed.source_type}", external_call_made=False)
 
     def _channel_group(self, name: str) -> GraphGroup:

@@ -19,25 +19,16 @@ from socialrec_pipeline.domain.graph import (
     Mention,
     SocialObjectGraph,
 )
-from socialrec_pipeline.providers.apify import ApifyClient, first_str, key_str
+from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions
 from socialrec_pipeline.providers.http import as_int, parse_epoch_seconds, parse_iso
+from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 ACTOR = "clockworks~tiktok-scraper"
 CONTENT_METRICS = ("playCount", "diggCount", "shareCount", "commentCount", "collectCount")
 ACCOUNT_METRICS = ("fans", "following", "heart", "video")
-
-
-def int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
-    """Provider metric names kept as-is; non-integers and negatives (hidden) are left out."""
-    out: dict[str, int] = {}
-    for key in keys:
-        value = as_int(source.get(key))
-        if value is not None and value >= 0:
-            out[key] = value
-    return out
 
 
 def _published_at(item: dict[str, Any]) -> datetime | None:
@@ -73,8 +64,8 @@ def author_account(meta: Any) -> AccountDraft | None:
         display_name=first_str(meta.get("nickName")),
         bio=first_str(meta.get("signature")),
         links=[bio_link] if first_str(bio_link) else [],
-        followers=int_metrics(meta, ("fans",)).get("fans"),
-        metrics=int_metrics(meta, ACCOUNT_METRICS),
+        followers=counted_metrics(meta, ("fans",)).get("fans"),
+        metrics=counted_metrics(meta, ACCOUNT_METRICS),
         data=data,
     )
 
@@ -121,7 +112,7 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
         tags=tags,
         mentions=mentions,
-        metrics=int_metrics(item, CONTENT_METRICS),
+        metrics=counted_metrics(item, CONTENT_METRICS),
         data=data,
     )
 

@@ -38,7 +38,7 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
     VenueDraft,
 )
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
     as_int,
@@ -48,6 +48,14 @@ from socialrec_pipeline.providers.http import (
     parse_iso,
     raise_for_transient,
     send,
+)
+from socialrec_pipeline.providers.payload import (
+    as_dict,
+    as_list,
+    int_metrics,
+    nonempty_str,
+    scalars,
+    stripped_key,
 )
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -64,29 +72,6 @@ _MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct N
 _NOT_FOUND = re.compile(r"not.?found|does ?n[o']t exist|no such|no user|not exist", re.I)
 _SUSPENDED = re.compile(r"suspend", re.I)
 _NO_CREDIT = re.compile(r"credit|balance|insufficient", re.I)
-
-# -- tolerant accessors: a field of the wrong type reads as absent ----------------------------------
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value != "" else None
-
-
-def _key(value: Any) -> str | None:
-    """An id sent as a string or a number, as a string."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    return _str(value.strip()) if isinstance(value, str) else None
 
 
 def parse_legacy_date(value: Any) -> datetime | None:
@@ -114,14 +99,6 @@ def _any_date(value: Any) -> datetime | None:
     if parsed is None and (number := as_int(value)) is not None:
         parsed = parse_epoch_seconds(number / 1000 if number > 10**11 else number)
     return parsed
-
-
-def _int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
-    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
-
-
-def _picked(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: source[k] for k in keys if source.get(k) is not None and not isinstance(source[k], (dict, list))}
 
 
 def tweet_url(user_name: str | None, tweet_id: str) -> str:
@@ -209,19 +186,19 @@ def _soft_error(path: str, message: Any) -> ProviderError:
 
 def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | None:
     """A User object → account keyed by its numeric `id`; None when the id is missing."""
-    user = _dict(user)
-    key = _key(user.get("id"))
+    user = as_dict(user)
+    key = stripped_key(user.get("id"))
     if key is None:
         return None
-    bio = _dict(user.get("profile_bio"))
-    entities = _dict(bio.get("entities"))
+    bio = as_dict(user.get("profile_bio"))
+    entities = as_dict(bio.get("entities"))
     links: list[str] = []
     for section in ("url", "description"):
-        for item in _list(_dict(entities.get(section)).get("urls")):
-            url = _str(_dict(item).get("expanded_url"))
+        for item in as_list(as_dict(entities.get(section)).get("urls")):
+            url = nonempty_str(as_dict(item).get("expanded_url"))
             if url and url not in links:
                 links.append(url)
-    data = _picked(user, USER_DATA)
+    data = scalars(user, USER_DATA)
     if source_ref:
         # Embedded in another answer rather than fetched directly: graded, not queried (seed 000 §1.4).
         data["source_ref"] = source_ref
@@ -229,73 +206,73 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
     return AccountDraft(
         platform=Platform.X,
         platform_key=key,
-        handle=_str(user.get("userName")),
-        display_name=_str(user.get("name")),
-        bio=_str(user.get("description")),
+        handle=nonempty_str(user.get("userName")),
+        display_name=nonempty_str(user.get("name")),
+        bio=nonempty_str(user.get("description")),
         account_created_at=parse_legacy_date(user.get("createdAt")),
         links=links,
         followers=as_int(user.get("followers")),
         unavailable=unavailable if isinstance(unavailable, bool) else None,
-        metrics=_int_metrics(user, USER_METRICS),
+        metrics=int_metrics(user, USER_METRICS),
         data=data,
     )
 
 
 def community_venue(info: dict[str, Any]) -> VenueDraft | None:
-    key = _key(info.get("id")) or _key(info.get("community_id")) or _key(info.get("communityId"))
+    key = stripped_key(info.get("id")) or stripped_key(info.get("community_id")) or stripped_key(info.get("communityId"))
     if key is None:
         return None
-    data: dict[str, Any] = _picked(info, ("join_policy",))
-    rules = [r for r in (_str(_dict(r).get("name")) for r in _list(info.get("rules"))) if r]
+    data: dict[str, Any] = scalars(info, ("join_policy",))
+    rules = [r for r in (nonempty_str(as_dict(r).get("name")) for r in as_list(info.get("rules"))) if r]
     if rules:
         data["rules"] = rules
-    admin = _dict(info.get("admin"))
-    if _str(admin.get("userName")):
+    admin = as_dict(info.get("admin"))
+    if nonempty_str(admin.get("userName")):
         data["adminHandle"] = admin["userName"]
     return VenueDraft(
         platform=Platform.X,
         subtype=VenueSubtype.COMMUNITY,
         platform_key=key,
-        name=_str(info.get("name")),
-        description=_str(info.get("description")),
+        name=nonempty_str(info.get("name")),
+        description=nonempty_str(info.get("description")),
         venue_created_at=_any_date(info.get("created_at")),
         members=as_int(info.get("member_count")),
-        metrics=_int_metrics(info, COMMUNITY_METRICS),
+        metrics=int_metrics(info, COMMUNITY_METRICS),
         data=data,
     )
 
 
 def tweet_content(tweet: dict[str, Any]) -> ContentDraft:
-    tweet_id = _key(tweet.get("id"))
+    tweet_id = stripped_key(tweet.get("id"))
     if tweet_id is None:
         raise TransientProviderError("twitterapi.io: tweet without an `id`")
-    entities = _dict(tweet.get("entities"))
-    links = [u for u in (_str(_dict(i).get("expanded_url")) for i in _list(entities.get("urls"))) if u]
-    tags = [t for t in (_str(_dict(i).get("text")) for i in _list(entities.get("hashtags"))) if t]
+    entities = as_dict(tweet.get("entities"))
+    links = [u for u in (nonempty_str(as_dict(i).get("expanded_url")) for i in as_list(entities.get("urls"))) if u]
+    tags = [t for t in (nonempty_str(as_dict(i).get("text")) for i in as_list(entities.get("hashtags"))) if t]
     mentions = []
-    for item in _list(entities.get("user_mentions")):
-        key = _key(_dict(item).get("id_str"))
+    for item in as_list(entities.get("user_mentions")):
+        key = stripped_key(as_dict(item).get("id_str"))
         if key:  # a mention without an id cannot be keyed (seed 000 D-6)
-            mentions.append(Mention(platform_key=key, screen_name=_str(item.get("screen_name"))))
+            mentions.append(Mention(platform_key=key, screen_name=nonempty_str(item.get("screen_name"))))
     return ContentDraft(
         platform=Platform.X,
         subtype=ContentSubtype.TWEET,
         platform_key=tweet_id,
-        url=tweet_url(_str(_dict(tweet.get("author")).get("userName")), tweet_id),
+        url=tweet_url(nonempty_str(as_dict(tweet.get("author")).get("userName")), tweet_id),
         published_at=parse_legacy_date(tweet.get("createdAt")),
-        text=ContentText(primary=_str(tweet.get("text"))),
+        text=ContentText(primary=nonempty_str(tweet.get("text"))),
         links=links,
         tags=tags,
         mentions=mentions,
-        metrics=_int_metrics(tweet, TWEET_METRICS),
-        data=_picked(tweet, TWEET_DATA),
+        metrics=int_metrics(tweet, TWEET_METRICS),
+        data=scalars(tweet, TWEET_DATA),
     )
 
 
 def tweet_groups(tweet: dict[str, Any], *, depth: int = 0, seen: set[str] | None = None) -> list[GraphGroup]:
     """The tweet's group first, then the groups of the original it quotes or retweets."""
     seen = set() if seen is None else seen
-    tweet_id = _key(tweet.get("id"))
+    tweet_id = stripped_key(tweet.get("id"))
     if tweet_id is None:
         raise TransientProviderError("twitterapi.io: tweet without an `id`")
     seen.add(tweet_id)
@@ -304,7 +281,7 @@ def tweet_groups(tweet: dict[str, Any], *, depth: int = 0, seen: set[str] | None
         creator=user_account(tweet.get("author"), source_ref="tweet"),
         content=tweet_content(tweet),
     )
-    info = _dict(tweet.get("communityInfo"))
+    info = as_dict(tweet.get("communityInfo"))
     if info:  # unverified field: used only when it carries an id
         group.venue = community_venue(info)
     groups = [group]
@@ -312,8 +289,8 @@ def tweet_groups(tweet: dict[str, Any], *, depth: int = 0, seen: set[str] | None
         return groups
     # A retweet's top-level quote belongs to the retweeted original, so the retweet wins.
     for field, relation in (("retweeted_tweet", ParentRelation.RETWEET), ("quoted_tweet", ParentRelation.QUOTE)):
-        parent = _dict(tweet.get(field))
-        parent_id = _key(parent.get("id"))
+        parent = as_dict(tweet.get(field))
+        parent_id = stripped_key(parent.get("id"))
         if parent_id is None or parent_id in seen:
             continue
         parent_groups = tweet_groups(parent, depth=depth + 1, seen=seen)
@@ -334,25 +311,18 @@ class XGenerator:
         self._client = client
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
-        key = (routed.source_key or "").strip().lstrip("@")
-        if not key:
-            raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
-        try:
+        key = lookup_key(routed, lstrip="@")
+        with unexpected_shape_is_error("twitterapi.io"):
             if routed.source_type == SourceType.X_TWEET:
                 return self._tweet(key)
             if routed.source_type == SourceType.X_PROFILE:
                 return self._profile(key)
             if routed.source_type == SourceType.X_COMMUNITY:
                 return self._community(key)
-        except ProviderError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            # Belt and braces: any shape the accessors did not foresee is an `error`, never a crash.
-            raise TransientProviderError(f"twitterapi.io: unexpected answer shape ({exc.__class__.__name__})") from None
         raise TransientProviderError(f"XGenerator cannot handle {routed.source_type}", external_call_made=False)
 
     def _tweet(self, tweet_id: str) -> SocialObjectGraph:
-        match = next((t for t in self._client.tweets([tweet_id]) if isinstance(t, dict) and _key(t.get("id")) == tweet_id), None)
+        match = next((t for t in self._client.tweets([tweet_id]) if isinstance(t, dict) and stripped_key(t.get("id")) == tweet_id), None)
         if match is None:
             raise TargetNotFound(f"tweet {tweet_id} is absent from the answer")
         groups = tweet_groups(match)
@@ -361,7 +331,7 @@ class XGenerator:
     def _profile(self, user_name: str) -> SocialObjectGraph:
         user = self._client.user_info(user_name)
         if user.get("unavailable") is True:
-            reason = " ".join(s for s in (_str(user.get("unavailableReason")), _str(user.get("message"))) if s)
+            reason = " ".join(s for s in (nonempty_str(user.get("unavailableReason")), nonempty_str(user.get("message"))) if s)
             if _NOT_FOUND.search(reason) and not _SUSPENDED.search(reason):
                 raise TargetNotFound(f"x user {user_name}: {reason}")
             raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}")

@@ -24,8 +24,17 @@ import httpx
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GenerateOptions
-from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, as_int, build_client, json_body, parse_iso, send
+from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
+from socialrec_pipeline.providers.http import (
+    DEFAULT_TIMEOUT,
+    as_int,
+    build_client,
+    json_body,
+    json_or_none,
+    parse_iso,
+    send,
+)
+from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, stripped_str
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -33,23 +42,6 @@ VIDEO_METRICS = ("viewCount", "likeCount", "commentCount")
 CHANNEL_METRICS = ("subscriberCount", "videoCount", "viewCount")
 VIDEO_DATA = ("categoryId", "liveBroadcastContent", "defaultAudioLanguage")
 _QUOTA_REASONS = {"quotaExceeded", "dailyLimitExceeded"}
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
-
-
-def _int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
-    """Statistics arrive as strings; convert, and drop what is not an integer."""
-    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
 
 
 class YouTubeClient:
@@ -85,7 +77,7 @@ class YouTubeClient:
         body = json_body(response)
         if not isinstance(body, dict):
             raise TransientProviderError(f"YouTube {path}: answered a {type(body).__name__}, not an object")
-        if as_int(_dict(body.get("pageInfo")).get("totalResults")) == 0:
+        if as_int(as_dict(body.get("pageInfo")).get("totalResults")) == 0:
             return []
         items = body.get("items")
         if items is None:
@@ -98,12 +90,9 @@ class YouTubeClient:
 def _status_error(path: str, response: httpx.Response) -> ProviderError:
     code = response.status_code
     reasons: set[str] = set()
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    for error in _list(_dict(_dict(body).get("error")).get("errors")):
-        if isinstance(_dict(error).get("reason"), str):
+    body = json_or_none(response)
+    for error in as_list(as_dict(as_dict(body).get("error")).get("errors")):
+        if isinstance(as_dict(error).get("reason"), str):
             reasons.add(error["reason"])
     if code == 403 and reasons & _QUOTA_REASONS:
         return OutOfCredit(f"YouTube {path}: quota exceeded")
@@ -111,27 +100,27 @@ def _status_error(path: str, response: httpx.Response) -> ProviderError:
 
 
 def channel_account(item: Any) -> AccountDraft | None:
-    item = _dict(item)
-    channel_id = _str(item.get("id"))
+    item = as_dict(item)
+    channel_id = stripped_str(item.get("id"))
     if channel_id is None:
         return None
-    snippet, stats = _dict(item.get("snippet")), _dict(item.get("statistics"))
+    snippet, stats = as_dict(item.get("snippet")), as_dict(item.get("statistics"))
     hidden = stats.get("hiddenSubscriberCount") is True
-    custom_url = _str(snippet.get("customUrl"))
+    custom_url = stripped_str(snippet.get("customUrl"))
     data: dict[str, Any] = {}
     if isinstance(stats.get("hiddenSubscriberCount"), bool):
         data["hiddenSubscriberCount"] = stats["hiddenSubscriberCount"]
     if custom_url:
         data["customUrl"] = custom_url
-    metrics = _int_metrics(stats, CHANNEL_METRICS)
+    metrics = int_metrics(stats, CHANNEL_METRICS)
     if hidden:
         metrics.pop("subscriberCount", None)
     return AccountDraft(
         platform=Platform.YOUTUBE,
         platform_key=channel_id,
         handle=custom_url.lstrip("@") if custom_url else None,
-        display_name=_str(snippet.get("title")),
-        bio=_str(snippet.get("description")),
+        display_name=stripped_str(snippet.get("title")),
+        bio=stripped_str(snippet.get("description")),
         account_created_at=parse_iso(snippet.get("publishedAt")),
         followers=None if hidden else metrics.get("subscriberCount"),
         metrics=metrics,
@@ -140,19 +129,19 @@ def channel_account(item: Any) -> AccountDraft | None:
 
 
 def video_content(item: dict[str, Any], *, short: bool = False) -> ContentDraft:
-    video_id = _str(item.get("id"))
+    video_id = stripped_str(item.get("id"))
     if video_id is None:
         raise TransientProviderError("YouTube video item without an `id`")
-    snippet = _dict(item.get("snippet"))
+    snippet = as_dict(item.get("snippet"))
     return ContentDraft(
         platform=Platform.YOUTUBE,
         subtype=ContentSubtype.VIDEO,
         platform_key=video_id,
         url=f"https://youtube.com/shorts/{video_id}" if short else f"https://youtube.com/watch?v={video_id}",
         published_at=parse_iso(snippet.get("publishedAt")),
-        text=ContentText(primary=_str(snippet.get("title")), body=_str(snippet.get("description"))),
-        tags=[t for t in (_str(t) for t in _list(snippet.get("tags"))) if t],
-        metrics=_int_metrics(_dict(item.get("statistics")), VIDEO_METRICS),
+        text=ContentText(primary=stripped_str(snippet.get("title")), body=stripped_str(snippet.get("description"))),
+        tags=[t for t in (stripped_str(t) for t in as_list(snippet.get("tags"))) if t],
+        metrics=int_metrics(as_dict(item.get("statistics")), VIDEO_METRICS),
         data={k: snippet[k] for k in VIDEO_DATA if isinstance(snippet.get(k), str)},
     )
 
@@ -165,18 +154,12 @@ class YouTubeGenerator:
         self._client = client
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
-        key = (routed.source_key or "").strip().strip("/")
-        if not key:
-            raise TargetNotFound(f"{routed.canonical_url}: no key to look up", external_call_made=False)
-        try:
+        key = lookup_key(routed, strip="/")
+        with unexpected_shape_is_error("YouTube"):
             if routed.source_type in (SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT):
                 return self._video(key, short=routed.source_type == SourceType.YOUTUBE_SHORT)
             if routed.source_type == SourceType.YOUTUBE_CHANNEL:
                 return self._channel(key)
-        except ProviderError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            raise TransientProviderError(f"YouTube: unexpected answer shape ({exc.__class__.__name__})") from None
         raise TransientProviderError(f"YouTubeGenerator cannot handle {routed.source_type}", external_call_made=False)
 
     def _video(self, video_id: str, *, short: bool) -> SocialObjectGraph:
@@ -187,13 +170,13 @@ class YouTubeGenerator:
                 raise TransientProviderError(f"YouTube video {video_id}: items without the asked id")
             raise TargetNotFound(f"YouTube video {video_id}: no items")
         content = video_content(item, short=short)
-        snippet = _dict(item.get("snippet"))
+        snippet = as_dict(item.get("snippet"))
         creator = None
-        channel_id = _str(snippet.get("channelId"))
+        channel_id = stripped_str(snippet.get("channelId"))
         if channel_id:
-            found = [c for c in self._client.channels(id=channel_id) if _dict(c).get("id") == channel_id]
+            found = [c for c in self._client.channels(id=channel_id) if as_dict(c).get("id") == channel_id]
             creator = channel_account(found[0]) if found else AccountDraft(
-                platform=Platform.YOUTUBE, platform_key=channel_id, display_name=_str(snippet.get("channelTitle")),
+                platform=Platform.YOUTUBE, platform_key=channel_id, display_name=stripped_str(snippet.get("channelTitle")),
                 data={"source_ref": "video"},
             )
         return SocialObjectGraph.single(GraphGroup(ref=f"video:{video_id}", creator=creator, content=content))
