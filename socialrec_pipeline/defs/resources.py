@@ -21,7 +21,13 @@ from socialrec_pipeline.stream.broker import queue_name_for
 
 
 def env_or(name: str, default: Any) -> Any:
-    """`EnvVar(name)` when the variable is set, else the literal default (for optional settings)."""
+    """`EnvVar(name)` when the variable is set, else the literal default (for optional settings).
+
+    Only presence is checked here; the value is read by Dagster when a run (or tick) initialises
+    the resource. Presence is decided per process at import: the code server, the daemon and every
+    run worker import the definitions themselves, so a variable added to the deployment takes
+    effect once those processes restart (a code location reload restarts the code server).
+    """
     return dg.EnvVar(name) if name in os.environ else default
 
 
@@ -105,29 +111,34 @@ class SolTrackerResource(dg.ConfigurableResource):
 
 
 class RecordingSettingsResource(dg.ConfigurableResource):
-    """Switches and limits as strings from the environment, parsed strictly: a malformed value
-    raises (the run or tick fails) instead of opening a gate or lowering the threshold."""
+    """Every `RecordingSettings` value as an environment string (`SOCIALREC_*`), parsed strictly:
+    a malformed value raises (the run or tick fails) instead of opening a gate or lowering the
+    threshold. Empty means "the typed default of `RecordingSettings`", so each default has one home.
+    """
 
-    enable_paid: str = "false"
-    enable_community: str = "false"
-    af_threshold: str = "5"
-    max_attempts: str = "5"
-    retry_min_interval_minutes: str = "60"
-    retry_limit: str = "50"
+    af_threshold: str = ""
+    enable_paid: str = ""
+    enable_community: str = ""
+    #: Comma-separated platform codes treated as paid (default `tt,ig`).
+    paid_platforms: str = ""
+    max_attempts: str = ""
+    retry_min_interval_minutes: str = ""
+    retry_limit: str = ""
+    reconcile_page_limit: str = ""
+    lock_ttl_s: str = ""
+    unknown_token_ttl_s: str = ""
 
     def settings(self):
-        from socialrec_pipeline.recording.settings import RecordingSettings
+        from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
 
-        return RecordingSettings.from_env(
-            {
-                "SOCIALREC_ENABLE_PAID": self.enable_paid,
-                "SOCIALREC_ENABLE_COMMUNITY": self.enable_community,
-                "SOCIALREC_AF_THRESHOLD": self.af_threshold,
-                "SOCIALREC_MAX_ATTEMPTS": self.max_attempts,
-                "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES": self.retry_min_interval_minutes,
-                "SOCIALREC_RETRY_LIMIT": self.retry_limit,
-            }
-        )
+        return RecordingSettings.from_env({name: getattr(self, field) for name, field in ENV_NAMES.items()})
+
+    @classmethod
+    def from_environment(cls) -> "RecordingSettingsResource":
+        """One `EnvVar` per `SOCIALREC_*` setting that is set (see `env_or`)."""
+        from socialrec_pipeline.recording.settings import ENV_NAMES
+
+        return cls(**{field: env_or(name, "") for name, field in ENV_NAMES.items()})
 
 
 # -- platform providers (one resource each) ----------------------------------------------------
@@ -241,13 +252,6 @@ def resources_from_env() -> dict[str, Any]:
             api_key=dg.EnvVar("SOL_TRACKER_API_KEY"),
             af_group_ids=env_or("AF_GROUP_IDS", ""),
         ),
-        "recording": RecordingSettingsResource(
-            enable_paid=env_or("SOCIALREC_ENABLE_PAID", "false"),
-            enable_community=env_or("SOCIALREC_ENABLE_COMMUNITY", "false"),
-            af_threshold=env_or("SOCIALREC_AF_THRESHOLD", "5"),
-            max_attempts=env_or("SOCIALREC_MAX_ATTEMPTS", "5"),
-            retry_min_interval_minutes=env_or("SOCIALREC_RETRY_MIN_INTERVAL_MINUTES", "60"),
-            retry_limit=env_or("SOCIALREC_RETRY_LIMIT", "50"),
-        ),
+        "recording": RecordingSettingsResource.from_environment(),
         "generators": generators,
     }

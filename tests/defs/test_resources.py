@@ -1,0 +1,44 @@
+"""The code location's resources: settings reach the services through `EnvVar`, resolved at run time."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialrec_pipeline.defs.resources import RecordingSettingsResource, resources_from_env
+from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
+
+
+def resolved(resource):
+    """What a run sees: `EnvVar`s replaced by the environment's values at initialisation."""
+    return resource.process_config_and_initialize()
+
+
+def test_every_recording_setting_can_be_set_from_the_environment(monkeypatch):
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SOCIALREC_PAID_PLATFORMS", "tt,ig,rd")
+    monkeypatch.setenv("SOCIALREC_LOCK_TTL_S", "300")
+    monkeypatch.setenv("SOCIALREC_RETRY_LIMIT", "7")
+
+    settings = resolved(resources_from_env()["recording"]).settings()
+
+    assert settings.paid_platforms == frozenset({Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT})
+    assert settings.lock_ttl_s == 300 and settings.retry_limit == 7
+    assert settings.af_threshold == RecordingSettings().af_threshold  # unset → the typed default
+    assert set(ENV_NAMES.values()) <= set(RecordingSettingsResource.model_fields)
+
+
+def test_the_value_is_read_when_a_run_starts_not_when_the_code_loads(monkeypatch):
+    monkeypatch.setenv("SOCIALREC_RETRY_LIMIT", "7")
+    recording = resources_from_env()["recording"]
+    assert "7" not in recording.model_dump_json()  # only the variable's name is in the definitions
+    monkeypatch.setenv("SOCIALREC_RETRY_LIMIT", "9")
+    assert resolved(recording).settings().retry_limit == 9
+
+
+def test_a_malformed_setting_fails_closed(monkeypatch):
+    monkeypatch.setenv("SOCIALREC_PAID_PLATFORMS", "")
+    monkeypatch.setenv("SOCIALREC_AF_THRESHOLD", "3")  # below the floor: never lowers the threshold
+    with pytest.raises(Exception):
+        resolved(resources_from_env()["recording"]).settings()
