@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
 
+from pymongo.errors import PyMongoError
+
 from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
@@ -27,7 +29,7 @@ from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
-from socialrec_pipeline.recording.writer import GraphWriter, WriteResult, validate_graph
+from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.types import RoutedUrl
 
 log = logging.getLogger(__name__)
@@ -276,11 +278,13 @@ class TokenRecorder:
         planned: PlannedUrl,
         credit_guard: CreditGuard | None = None,
     ) -> UrlResult:
-        """Gate → generate → write for one URL. Never raises for anything the URL runs into.
+        """Gate → delete the URL's links → generate → write. Never raises for anything the URL
+        runs into.
 
-        The URL's earlier links for this token are deleted right before its graph is written: with
-        the token lock held they can only come from an attempt that died before its marker (or, on
-        the retry path, from the previous attempt), so re-running never duplicates links.
+        The URL's earlier links for this token go once the gate lets it through, before the
+        generator runs (SPEC §8): with the token lock held they can only come from an attempt that
+        died before its marker or, on the retry path, from an earlier attempt. Re-running never
+        duplicates links, and a failed attempt leaves none of the old ones behind.
         """
         started = time.perf_counter()
         result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard())
@@ -301,6 +305,10 @@ class TokenRecorder:
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
+        try:
+            self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
+        except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
+            return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
         options = GenerateOptions(enable_community=self.settings.enable_community)
         try:
             graph = generator.generate(routed, options, attempted_at)
@@ -313,9 +321,6 @@ class TokenRecorder:
                 error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
             )
         try:
-            # Validate first, so a broken graph never costs the URL its earlier links.
-            validate_graph(graph, routed.canonical_url)
-            self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
             written = self.writer.write(
                 graph,
                 entry_url=routed.canonical_url,

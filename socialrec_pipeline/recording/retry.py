@@ -1,7 +1,8 @@
 """Retry (SPEC §8, URL axis): reopen URLs whose status can still change.
 
 Per URL: token lock (skip on contention) → route the URL AGAIN (classifier fixes must reach old
-URLs) → gate → generate → replace the URL's links → update only that `social_urls[]` element.
+URLs) → gate → delete the URL's links → generate and write → update only that `social_urls[]`
+element.
 `attempts` grows only when an external call was made; an `error` reaching `max_attempts` becomes
 `exhausted`. Upstream calls: zero — everything needed is in the `tokens` document.
 """
@@ -112,7 +113,7 @@ class RetryService:
             first_transfer_at=token.first_transfer_at, planned=(planned,),
         )
         outcome = self.recorder.record_one_url(prepared, planned, guard)
-        if outcome.status is FetchStatus.OK and new_url != record.url:
+        if new_url != record.url:  # the element leaves the old spelling: so do its links
             self.store.links.delete_by_token_and_source_url(token.address, record.url)
         attempts = record.attempts + (1 if outcome.external_call else 0)
         status = outcome.status

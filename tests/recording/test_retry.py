@@ -136,3 +136,51 @@ def test_retry_skips_a_locked_token(env, store, clock):
     result = RetryService(store, env.recorder, clock=clock).run(None)
     assert (result.skipped_locked, result.urls_attempted) == (1, 0)
     assert elements(store, address)["https://x.com/a/status/66"].status == "error"
+
+
+def test_retry_deletes_the_urls_links_before_generating(store, redis_client, clock):
+    """SPEC §8 order: gate → delete the links of (token, url) → generate. A failing attempt leaves
+    none of the URL's old links behind; other URLs' links are untouched."""
+    from socialrec_pipeline.recording.writer import GraphWriter
+
+    from .graphs import routed
+
+    failing = RaisingGenerator({SourceType.X_TWEET}, TransientProviderError("503"))
+    e = harness.build(store, redis_client, clock, generators=[failing])
+    try:
+        address = make_address(6)
+        url, neighbour = "https://x.com/a/status/61", "https://x.com/a/status/62"
+        seed(store, clock, address, rec(url, "error", attempts=1), rec(neighbour, "ok", attempts=1, field="website"))
+        writer = GraphWriter(store)
+        for u, key in ((url, "61"), (neighbour, "62")):  # links of an earlier, partly written attempt
+            writer.write(harness.tweet_graph(routed(u, SourceType.X_TWEET, key)), entry_url=u, token_address=address)
+        RetryService(store, e.recorder, clock=clock).run(None)
+        assert len(failing.calls) == 1
+        assert (elements(store, address)[url].status, elements(store, address)[url].attempts) == ("error", 2)
+        assert store.db.token_links.count_documents({"token_address": address, "source_url": url}) == 0
+        assert store.db.token_links.count_documents({"token_address": address, "source_url": neighbour}) == 2
+    finally:
+        e.server.stop()
+
+
+def test_rerouted_url_takes_its_links_along_whatever_the_outcome(store, redis_client, clock):
+    """A URL whose canonical form changed: links under the old spelling go, even when the new
+    attempt fails (the element no longer carries the old URL, so they would be orphans)."""
+    from socialrec_pipeline.recording.writer import GraphWriter
+
+    from .graphs import routed
+
+    failing = RaisingGenerator({SourceType.X_TWEET}, TransientProviderError("503"))
+    e = harness.build(store, redis_client, clock, generators=[failing])
+    try:
+        address = make_address(7)
+        old = "https://twitter.com/a/status/71?s=20"
+        seed(store, clock, address, rec(old, "error", attempts=1))
+        GraphWriter(store).write(harness.tweet_graph(routed(old, SourceType.X_TWEET, "71")), entry_url=old, token_address=address)
+        RetryService(store, e.recorder, clock=clock).run(None)
+        (element,) = store.tokens.find_by_address(address).social_urls
+        assert (element.url, element.status) == ("https://x.com/a/status/71", "error")
+        assert store.db.token_links.count_documents({"token_address": address}) == 0
+    finally:
+        e.server.stop()
+
