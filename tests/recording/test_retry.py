@@ -184,3 +184,47 @@ def test_rerouted_url_takes_its_links_along_whatever_the_outcome(store, redis_cl
     finally:
         e.server.stop()
 
+
+def test_limit_caps_the_urls_of_one_run(env, store, clock):
+    address = make_address(8)
+    seed(store, clock, address, *[rec(f"https://x.com/a/status/8{i}", "error", attempts=1, field=f"f{i}") for i in range(3)])
+    result = RetryService(store, env.recorder, clock=clock).run(None, limit=2)
+    assert result.urls_attempted == 2
+    assert sorted(r.status for r in store.tokens.find_by_address(address).social_urls) == ["error", "ok", "ok"]
+
+
+def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, fresh_db, mongo_uri):
+    from pymongo import MongoClient, monitoring
+
+    from socialrec_pipeline.store import Store
+    from socialrec_pipeline.store.client import CODEC_OPTIONS
+
+    class Filters(monitoring.CommandListener):
+        def __init__(self):
+            self.filters = []
+
+        def started(self, event):
+            if event.command_name == "find" and event.command.get("find") == "tokens":
+                self.filters.append(event.command.get("filter"))
+
+        def succeeded(self, event):
+            pass
+
+        def failed(self, event):
+            pass
+
+    listener = Filters()
+    client = MongoClient(mongo_uri, event_listeners=[listener], tz_aware=True)
+    try:
+        watched = Store(client.get_database(fresh_db.name, codec_options=CODEC_OPTIONS))
+        e = harness.build(watched, redis_client, clock)
+        seed(watched, clock, make_address(9), rec("https://x.com/a/status/91", "error", attempts=1))
+        listener.filters.clear()
+        RetryService(watched, e.recorder, clock=clock).run(["error", "unsupported"])
+        selection = listener.filters[0]
+        assert list(selection) == ["social_urls.status"]
+        assert sorted(selection["social_urls.status"]["$in"]) == ["error", "unsupported"]
+        e.server.stop()
+    finally:
+        client.close()
+
