@@ -19,18 +19,13 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import hold_lock, lock_owner, token_recorder, transient_only
+from socialrec_pipeline.defs.services import TRANSIENT_RETRY, hold_lock, lock_owner, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 
 PAID_POOL = "paid_social_api"
-
-#: Transient infrastructure faults (Mongo / Redis / upstream hiccups). URL-level failures never
-#: raise: they become the URL's status.
-TRANSIENT_RETRY = dg.RetryPolicy(max_retries=3, delay=2, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
-
 
 class RecordTokenConfig(dg.Config):
     token_address: str

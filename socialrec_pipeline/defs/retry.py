@@ -4,7 +4,7 @@
 import dagster as dg
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import token_recorder
+from socialrec_pipeline.defs.services import TRANSIENT_RETRY, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
 from socialrec_pipeline.recording.locks import PaidCreditGuard
@@ -21,7 +21,8 @@ class RetryConfig(dg.Config):
     limit: int | None = None
 
 
-@dg.op
+#: A retry is safe to repeat: finished URLs have a fresh `attempted_at` and drop out of the selection.
+@dg.op(retry_policy=TRANSIENT_RETRY)
 def retry_urls(
     context: dg.OpExecutionContext,
     config: RetryConfig,
@@ -32,11 +33,12 @@ def retry_urls(
 ) -> dg.Output:
     """Re-route, gate, regenerate and rewrite the due URLs of the partition's status."""
     status = context.partition_key
-    recorder = token_recorder(mongo, redis, None, recording, generators)  # retry never asks upstream
-    guard = PaidCreditGuard(recorder.locks.redis, scope=f"retry:{context.run_id}")
-    result = RetryService(recorder.store, recorder).run(
-        [status], config.limit, credit_guard=guard, owner=f"retry-{context.run_id}"
-    )
+    with transient_only():
+        recorder = token_recorder(mongo, redis, None, recording, generators)  # retry never asks upstream
+        guard = PaidCreditGuard(recorder.locks.redis, scope=f"retry:{context.run_id}")
+        result = RetryService(recorder.store, recorder).run(
+            [status], config.limit, credit_guard=guard, owner=f"retry-{context.run_id}"
+        )
     context.log.info(f"retry {status}: attempted={result.urls_attempted} statuses={dict(result.statuses)}")
     return dg.Output(
         dict(result.statuses),

@@ -68,6 +68,10 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: The retry policy of every op that talks to Mongo, Redis or an API; paired with `transient_only`.
+TRANSIENT_RETRY = dg.RetryPolicy(max_retries=3, delay=2, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
 @contextlib.contextmanager
 def transient_only() -> Iterator[None]:
     """Let an op's `RetryPolicy` retry transient faults only.

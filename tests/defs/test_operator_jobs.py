@@ -87,6 +87,29 @@ def test_malformed_paid_switch_fails_closed(fixtures, instance, mongo_uri, fresh
     result = retry_job.execute_in_process(partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False)
     assert not result.success
     assert not server.calls("/v2/acts")
+    events = [e.event_type_value for e in result.all_events if e.step_key == "retry_urls"]
+    assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried
+
+
+def test_retry_run_outlives_a_redis_hiccup(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    import redis
+
+    from socialrec_pipeline.recording.retry import RetryService
+
+    server, _ = fixtures
+    real, calls = RetryService.run, []
+
+    def hiccup(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise redis.exceptions.ConnectionError("injected: Redis went away for a moment")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RetryService, "run", hiccup)
+    result = retry_job.execute_in_process(
+        partition_key="error", resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url), instance=instance,
+    )
+    assert result.success and len(calls) == 2
 
 
 def test_reconcile_schedule_targets_the_previous_hour():
