@@ -83,17 +83,20 @@ class RetryService:
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
         tokens = self.store.tokens.find_by_url_statuses(wanted, cutoff, budget)
         result = RetryResult(tokens_selected=len(tokens))
-        for token in tokens:
+        for selected in tokens:
             if budget <= 0:
                 break
-            due = [r for r in token.social_urls if r.status in wanted and r.attempted_at < cutoff][:budget]
+            due = _due(selected, wanted, cutoff, budget)
             if not due:
                 continue
-            with self.recorder.locks.acquired(token.address, owner) as got:
+            with self.recorder.locks.acquired(selected.address, owner) as got:
                 if not got:
                     result.skipped_locked += len(due)
                     continue
-                for record in due:
+                # Read again under the lock: another worker may have retried these URLs between
+                # the selection and now, and must not be paid for twice.
+                token = self.store.tokens.find_by_address(selected.address)
+                for record in _due(token, wanted, cutoff, budget) if token else []:
                     self._retry_url(token, record, owner, guard, result)
                     budget -= 1
         result.credit_exhausted = guard.is_exhausted()
@@ -134,3 +137,8 @@ class RetryService:
         result.urls_attempted += 1
         result.external_calls += int(outcome.external_call)
         result.statuses[str(status)] += 1
+
+
+def _due(token: Token, statuses: set[FetchStatus], cutoff: datetime, limit: int) -> list[SocialUrlRecord]:
+    """The token's URLs in `statuses` last attempted before `cutoff`, at most `limit`."""
+    return [r for r in token.social_urls if r.status in statuses and r.attempted_at < cutoff][:limit]

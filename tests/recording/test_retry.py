@@ -228,3 +228,22 @@ def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, 
     finally:
         client.close()
 
+
+def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env, store, clock):
+    """The token is read again under its lock: selection happened before it, and another worker
+    may have retried the URL in between (it would be called, and paid for, twice)."""
+    address = make_address(10)
+    url = "https://x.com/a/status/101"
+    seed(store, clock, address, rec(url, "error", attempts=1))
+    tweets = env.generators[0]
+    real_try = env.locks.try_acquire
+
+    def finished_meanwhile(addr, owner):
+        done = elements(store, addr)[url].model_copy(update={"status": FetchStatus.OK, "attempts": 2, "attempted_at": clock()})
+        store.tokens.record_social_url_result(addr, url, done)
+        return real_try(addr, owner)
+
+    env.locks.try_acquire = finished_meanwhile
+    result = RetryService(store, env.recorder, clock=clock).run(None)
+    assert tweets.calls == [] and result.urls_attempted == 0
+    assert (elements(store, address)[url].status, elements(store, address)[url].attempts) == ("ok", 2)
