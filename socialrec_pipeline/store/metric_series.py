@@ -62,12 +62,16 @@ class MetricSeriesRepository:
     def append_point(
         self, object: ObjectKind, object_id: ObjectId, platform: Platform, point: MetricPoint
     ) -> None:
-        """Push a point, keeping only the newest SERIES_POINT_CAP; creates the series if absent."""
+        """Push a point, keeping only the newest SERIES_POINT_CAP; creates the series if absent.
+
+        The point's metrics are whitelisted for (platform, object) like every series write.
+        """
+        (kept,) = MetricSeries.of(object, object_id, platform, [point]).points
         now = utc_now()
         self._col.update_one(
             self._key(object, object_id),
             {
-                "$push": {"points": {"$each": [point.to_document()], "$slice": -SERIES_POINT_CAP}},
+                "$push": {"points": {"$each": [kept.to_document()], "$slice": -SERIES_POINT_CAP}},
                 "$set": {"updated_at": now},
                 "$setOnInsert": {"_id": ObjectId(), "platform": str(platform), "created_at": now},
             },

@@ -99,15 +99,19 @@ class TokenRepository:
         return found
 
     def record_social_url_result(self, address: str, url: str, result: SocialUrlRecord) -> bool:
-        """Replace the fields of the one element whose url is `url` (arrayFilters), nothing else.
+        """Replace the one element whose url is `url` with `result` (arrayFilters), nothing else.
 
-        Returns False when the token or the element does not exist.
+        The element is set as a whole, so a result under a new url (retry re-routes old URLs)
+        lands complete: setting it field by field, the embedded server stops matching the
+        arrayFilter once `url` changed and leaves the other fields half-written. A new url that
+        another element already holds is refused (one result per URL, or the token would no
+        longer read back). Returns False when nothing was written: no such token or element, or
+        that refusal.
         """
-        element = result.to_document()
-        update = {"$set": {f"social_urls.$[target].{k}": v for k, v in element.items()}}
+        held = url if result.url == url else {"$eq": url, "$ne": result.url}
         outcome = self._col.update_one(
-            {"address": address, "social_urls.url": url},
-            update,
+            {"address": address, "social_urls.url": held},
+            {"$set": {"social_urls.$[target]": result.to_document()}},
             array_filters=[{"target.url": url}],
             hint="uniq_tokens_address",
         )

@@ -22,6 +22,7 @@ from socialrec_pipeline.domain.models import (
     Account,
     Content,
     MetricPoint,
+    MetricSeries,
     SocialUrlRecord,
     SourceUrlEntry,
     Token,
@@ -188,6 +189,10 @@ def test_every_model_round_trips_through_bson_with_aware_datetimes():
             token_address="So1", object=ObjectKind.CONTENTS, object_id=ObjectId(), source_url="u",
             platform=Platform.X, subtype=ContentSubtype.TWEET, linked_at=T0, observed_at=T0,
         ),
+        MetricSeries.of(
+            ObjectKind.ACCOUNTS, account.id, Platform.X,
+            [MetricPoint.of(Platform.X, ObjectKind.ACCOUNTS, {"followers": 1200}, h(1))],
+        ),
     ]
     for row in rows:
         stored = _through_bson(row.to_document())
@@ -342,3 +347,63 @@ def test_token_rejects_two_results_for_one_url():
     with pytest.raises(ValidationError) as exc:
         Token.of(address="So1", discovered_at=T0, social_urls=[record, record])
     assert failing_fields(exc) == {"social_urls"}
+
+
+def test_metric_values_must_be_numbers_not_flags_or_strings():
+    for bad in (True, "5", float("nan")):
+        with pytest.raises(ValidationError) as exc:
+            MetricPoint(at=T0, metrics={"viewCount": bad})
+        assert failing_fields(exc) == {"metrics"}
+        with pytest.raises(ValidationError) as exc:
+            Content(platform=Platform.X, subtype=ContentSubtype.TWEET, source_urls=[entry()],
+                    observed_at=T0, metrics_latest={"viewCount": bad})
+        assert failing_fields(exc) == {"metrics_latest"}
+    assert MetricPoint(at=T0, metrics={"a": 1, "b": 0.5}).metrics == {"a": 1, "b": 0.5}
+
+
+def test_metric_series_factory_whitelists_points_by_platform_and_object_kind():
+    point = MetricPoint(at=T0, metrics={"followers": 3, "viewCount": 4})
+    series = MetricSeries.of(ObjectKind.ACCOUNTS, ObjectId(), Platform.X, [point])
+    assert series.points[0].metrics == {"followers": 3}
+    assert point.metrics == {"followers": 3, "viewCount": 4}  # the caller's point is not mutated
+
+
+@pytest.mark.parametrize(
+    ("kind", "subtype"),
+    [
+        (ObjectKind.ACCOUNTS, VenueSubtype.COMMUNITY),
+        (ObjectKind.ACCOUNTS, ContentSubtype.TWEET),
+        (ObjectKind.CONTENTS, VenueSubtype.CHANNEL),
+        (ObjectKind.VENUES, ContentSubtype.TWEET),
+    ],
+)
+def test_link_subtype_must_belong_to_the_linked_object_kind(kind, subtype):
+    with pytest.raises(ValidationError) as exc:
+        TokenLink.of(
+            token_address="So1", object=kind, object_id=ObjectId(), source_url="u",
+            platform=Platform.X, subtype=subtype, linked_at=T0, observed_at=T0,
+        )
+    assert failing_fields(exc) == {"subtype"}
+
+
+def test_link_subtype_copied_from_its_target_is_accepted():
+    for kind, subtype in [(ObjectKind.ACCOUNTS, None), (ObjectKind.VENUES, "community"), (ObjectKind.CONTENTS, "tweet")]:
+        made = TokenLink.of(
+            token_address="So1", object=kind, object_id=ObjectId(), source_url="u",
+            platform=Platform.X, subtype=subtype, linked_at=T0, observed_at=T0,
+        )
+        assert made.subtype == subtype
+
+
+def test_datetimes_inside_free_form_fields_are_utc_aware_too():
+    tokyo = timezone(timedelta(hours=9))
+    with pytest.raises(ValidationError) as exc:
+        tweet(data={"pushedAt": datetime(2026, 1, 1, 0, 0)})
+    assert failing_fields(exc) == {"data"}
+    with pytest.raises(ValidationError) as exc:
+        Token.of(address="So1", discovered_at=T0, web={"whois": {"created": [datetime(2020, 1, 1)]}})
+    assert failing_fields(exc) == {"web"}
+    content = tweet(data={"nested": [{"at": datetime(2026, 1, 1, 9, 0, 0, 123456, tzinfo=tokyo)}]})
+    assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
+    stored = _through_bson(content.to_document())
+    assert Content.from_document(stored) == content

@@ -77,6 +77,16 @@ def test_index_set_is_exactly_the_contract(empty_store, collection):
     assert actual_indexes(empty_store.db, collection) == sorted(EXPECTED[collection], key=lambda s: s[0])
 
 
+#: What an index spec may carry besides the four contract fields (no sparse, TTL, collation...).
+_NEUTRAL_OPTIONS = {"v", "ns", "key", "name", "unique", "partialFilterExpression"}
+
+
+@pytest.mark.parametrize("collection", sorted(EXPECTED))
+def test_indexes_carry_no_option_outside_the_contract(empty_store, collection):
+    extra = {s["name"]: set(s) - _NEUTRAL_OPTIONS for s in empty_store.db[collection].list_indexes()}
+    assert {name: keys for name, keys in extra.items() if keys} == {}
+
+
 def test_only_the_six_collections_exist(empty_store):
     assert set(empty_store.db.list_collection_names()) == set(ALL_COLLECTIONS) == set(EXPECTED)
 

@@ -116,3 +116,15 @@ def test_append_point_after_first_point_extends_the_same_row(store):
     series = store.metrics.find_by_object(ObjectKind.CONTENTS, obj)
     assert [p.metrics["viewCount"] for p in series.points] == [1, 2]
     assert series.created_at is not None and series.updated_at >= series.created_at
+
+
+def test_writes_keep_only_the_metrics_the_spec_allows_for_the_series_kind(store):
+    """The whitelist holds at write time whatever point the caller built (platform × object kind)."""
+    account_id, content_id = ObjectId(), ObjectId()
+    unchecked = MetricPoint(at=h(0), metrics={"followers": 5, "viewCount": 9, "bogus": 1})
+    assert store.metrics.record_first_points([(ObjectKind.ACCOUNTS, account_id, Platform.X, unchecked)]) == 1
+    store.metrics.append_point(ObjectKind.ACCOUNTS, account_id, Platform.X, unchecked.model_copy(update={"at": h(1)}))
+    store.metrics.append_point(ObjectKind.CONTENTS, content_id, Platform.X, unchecked)
+    accounts = store.metrics.find_by_object(ObjectKind.ACCOUNTS, account_id).points
+    assert [p.metrics for p in accounts] == [{"followers": 5}, {"followers": 5}]
+    assert store.metrics.find_latest_point(ObjectKind.CONTENTS, content_id).metrics == {"viewCount": 9}

@@ -113,3 +113,27 @@ def test_find_recently_discovered_is_newest_first(empty_store):
     for i in range(4):
         empty_store.tokens.write_marker(token(discovered_at=h(i)))
     assert [t.discovered_at for t in empty_store.tokens.find_recently_discovered(limit=2)] == [h(3), h(2)]
+
+
+def test_record_social_url_result_can_move_the_element_to_its_new_canonical_url(store):
+    """Retry re-routes old URLs: the result may carry a new url; every field lands, in one write."""
+    old, new = "https://x.com/a/status/1?s=20", "https://x.com/a/status/1"
+    t = token(records=[record(old, FetchStatus.ERROR, attempted_at=h(-3), attempts=1),
+                       record("https://x.com/b/status/2", FetchStatus.OK)])
+    store.tokens.write_marker(t)
+    result = record(new, FetchStatus.OK, attempted_at=h(0), attempts=2)
+    assert store.tokens.record_social_url_result(t.address, old, result) is True
+    stored = store.tokens.find_by_address(t.address)
+    assert stored.social_url(new) == result and stored.social_url(old) is None
+    assert [r.url for r in stored.social_urls] == [new, "https://x.com/b/status/2"]
+
+
+def test_record_social_url_result_refuses_a_url_another_element_already_holds(store):
+    a, b = "https://x.com/a/status/1", "https://x.com/b/status/2"
+    t = token(records=[record(a, FetchStatus.ERROR), record(b, FetchStatus.OK)])
+    store.tokens.write_marker(t)
+    before = _raw(store, t.address).raw
+    clash = record(b, FetchStatus.NOT_FOUND, attempted_at=h(1))
+    assert store.tokens.record_social_url_result(t.address, a, clash) is False
+    assert _raw(store, t.address).raw == before
+    assert [r.url for r in store.tokens.find_by_address(t.address).social_urls] == [a, b]

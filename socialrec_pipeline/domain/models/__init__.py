@@ -14,6 +14,8 @@ required `platform_key`; `token_links` carries no status/name_match/lineage; `to
 """
 
 from socialrec_pipeline.domain.models.base import (
+    Metrics,
+    Mixed,
     NonEmptyStr,
     Oid,
     Subtype,
@@ -44,6 +46,8 @@ __all__ = [
     "LinkStats",
     "MetricPoint",
     "MetricSeries",
+    "Metrics",
+    "Mixed",
     "Moderation",
     "NonEmptyStr",
     "Oid",

@@ -16,7 +16,16 @@ from enum import Enum
 from typing import Annotated, Any, Self
 
 from bson import ObjectId
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictFloat,
+    StrictInt,
+)
 
 from socialrec_pipeline.domain.enums import ContentSubtype, VenueSubtype
 
@@ -35,10 +44,26 @@ def _require_utc(value: datetime) -> datetime:
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
 
+def _utc_inside(value: Any) -> Any:
+    """Free-form values may hold datetimes too: each must be aware, and is stored as UTC."""
+    if isinstance(value, datetime):
+        return _require_utc(value)
+    if isinstance(value, dict):
+        return {k: _utc_inside(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utc_inside(v) for v in value]
+    return value
+
+
 Oid = Annotated[ObjectId, PlainValidator(_require_object_id)]
 UtcDatetime = Annotated[datetime, AfterValidator(_require_utc)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 Subtype = ContentSubtype | VenueSubtype
+#: Per-platform free-form fields (`data`, `web`): any shape, but datetimes are UTC like the rest.
+Mixed = Annotated[dict[str, Any], AfterValidator(_utc_inside)]
+#: Provider metrics by their original key names. Numbers only: a flag or a numeric string is not a
+#: metric (bool would pass as int and "5" as 5 in pydantic's lax mode), nor is NaN or infinity.
+Metrics = dict[str, StrictInt | Annotated[StrictFloat, AllowInfNan(False)]]
 
 
 def utc_now() -> datetime:

@@ -16,6 +16,8 @@ from socialrec_pipeline.domain.enums import ContentSubtype, FetchStatus, ObjectK
 from socialrec_pipeline.domain.graph import ContentText, Mention
 from socialrec_pipeline.domain.metric_spec import pick_known_metrics
 from socialrec_pipeline.domain.models.base import (
+    Metrics,
+    Mixed,
     NonEmptyStr,
     Oid,
     UtcDatetime,
@@ -68,9 +70,9 @@ class Content(_Row):
     tags: list[str] = Field(default_factory=list)
     mentions: list[Mention] = Field(default_factory=list)
     author: AuthorSnapshot | None = None
-    metrics_latest: dict[str, int | float] | None = None
+    metrics_latest: Metrics | None = None
     link_stats: LinkStats | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: Mixed = Field(default_factory=dict)
 
     @field_validator("source_urls")
     @classmethod

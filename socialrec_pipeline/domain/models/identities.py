@@ -16,6 +16,7 @@ from pydantic import Field
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.graph import DeclaredHandle
 from socialrec_pipeline.domain.models.base import (
+    Mixed,
     NonEmptyStr,
     Oid,
     UtcDatetime,
@@ -61,7 +62,7 @@ class Account(_Row):
     metrics: AccountMetrics = Field(default_factory=AccountMetrics)
     moderation: Moderation = Field(default_factory=Moderation)
     observed_at: UtcDatetime
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: Mixed = Field(default_factory=dict)
 
     @classmethod
     def of(
@@ -146,7 +147,7 @@ class Venue(_Row):
     creator_id: Oid | None = None
     metrics: VenueMetrics = Field(default_factory=VenueMetrics)
     observed_at: UtcDatetime
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: Mixed = Field(default_factory=dict)
 
     @classmethod
     def of(

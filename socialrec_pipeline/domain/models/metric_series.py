@@ -11,7 +11,7 @@ from pydantic import Field
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.metric_spec import pick_known_metrics
-from socialrec_pipeline.domain.models.base import Oid, UtcDatetime, _Row, _Value
+from socialrec_pipeline.domain.models.base import Metrics, Oid, UtcDatetime, _Row, _Value
 
 #: `metric_series.points` keeps the newest this many points; the write itself enforces it.
 SERIES_POINT_CAP = 200
@@ -19,7 +19,7 @@ SERIES_POINT_CAP = 200
 
 class MetricPoint(_Value):
     at: UtcDatetime
-    metrics: dict[str, int | float] = Field(default_factory=dict)
+    metrics: Metrics = Field(default_factory=dict)
 
     @classmethod
     def of(
@@ -45,7 +45,13 @@ class MetricSeries(_Row):
         platform: Platform,
         points: Iterable[MetricPoint] = (),
     ) -> Self:
-        return cls(object=object, object_id=object_id, platform=platform, points=list(points))
+        """A series to write. Each point keeps only the metrics METRIC_SPEC allows for this
+        platform × object kind, however the point was built (the whitelist holds at write time)."""
+        kept = [
+            p.model_copy(update={"metrics": pick_known_metrics(platform, object, p.metrics)})
+            for p in points
+        ]
+        return cls(object=object, object_id=object_id, platform=platform, points=kept)
 
     def latest_point(self) -> MetricPoint | None:
         return self.points[-1] if self.points else None

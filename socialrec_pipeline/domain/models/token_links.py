@@ -7,13 +7,19 @@ from datetime import datetime
 from typing import Self
 
 from bson import ObjectId
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, Platform, VenueSubtype
 from socialrec_pipeline.domain.models.base import NonEmptyStr, Oid, Subtype, UtcDatetime, _Row
 
 #: `token_links.link_depth` is the group's distance from the root group, capped here.
 LINK_MAX_DEPTH = 2
+
+_SUBTYPE_OF_KIND: dict[ObjectKind, type[ContentSubtype] | type[VenueSubtype] | None] = {
+    ObjectKind.CONTENTS: ContentSubtype,
+    ObjectKind.VENUES: VenueSubtype,
+    ObjectKind.ACCOUNTS: None,
+}
 
 
 class TokenLink(_Row):
@@ -30,6 +36,18 @@ class TokenLink(_Row):
     link_depth: int = Field(ge=0, le=LINK_MAX_DEPTH)
     linked_at: UtcDatetime
     observed_at: UtcDatetime
+
+    @field_validator("subtype")
+    @classmethod
+    def _subtype_of_the_linked_kind(cls, subtype: Subtype | None, info: ValidationInfo) -> Subtype | None:
+        """Copied from the target: accounts have none, contents and venues their own vocabulary."""
+        kind = info.data.get("object")
+        if subtype is None or kind is None:
+            return subtype
+        expected = _SUBTYPE_OF_KIND[kind]
+        if expected is None or not isinstance(subtype, expected):
+            raise ValueError(f"{subtype!s} is not a subtype of {kind!s}")
+        return subtype
 
     @classmethod
     def of(

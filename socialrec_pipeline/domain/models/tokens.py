@@ -9,7 +9,7 @@ from typing import Any, Self
 from pydantic import Field, field_validator
 
 from socialrec_pipeline.domain.enums import FetchStatus, Platform
-from socialrec_pipeline.domain.models.base import NonEmptyStr, Subtype, UtcDatetime, _Row, _Value
+from socialrec_pipeline.domain.models.base import Mixed, NonEmptyStr, Subtype, UtcDatetime, _Row, _Value
 
 
 class SocialUrlRecord(_Value):
@@ -36,7 +36,7 @@ class Token(_Row):
     first_transfer_at: UtcDatetime | None = None
     discovered_at: UtcDatetime
     fingerprints: list[str] = Field(default_factory=list)
-    web: dict[str, Any] | None = None
+    web: Mixed | None = None
     social_urls: list[SocialUrlRecord] = Field(default_factory=list)
 
     @field_validator("social_urls")
