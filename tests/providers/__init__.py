@@ -1,21 +1,50 @@
-"""Shared helpers for provider tests: RoutedUrl construction and payload mutilation."""
+"""Shared helpers for provider tests: RoutedUrl construction, slow replies, payload mutilation."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from typing import Any
 
+from hypothesis import strategies as st
+
+from socialrec_pipeline.providers.base import GenerateOptions
 from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+from socialrec_pipeline.sandbox.fixture_server import Reply, Request
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+OPTS = GenerateOptions()
+
+#: Any JSON value, small: for property tests that put arbitrary values into provider fields.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
 
 DROP = object()
 REPLACEMENTS: tuple[Any, ...] = (None, 7, "x", "", [], {}, True, [None], {"id": None}, DROP)
 
 
-def make_routed(source_type: SourceType, key: str | None, url: str = "https://example.invalid/") -> RoutedUrl:
+def make_routed(
+    source_type: SourceType, key: str | None, url: str = "https://example.invalid/", *, raw_suffix: str = ""
+) -> RoutedUrl:
+    """A route as the router would return it; `raw_suffix` is what canonicalisation dropped."""
     info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url, url, source_type, key, info.object, info.platform, info.subtype)
+    return RoutedUrl(url + raw_suffix, url, source_type, key, info.object, info.platform, info.subtype)
+
+
+def slow(reply: Reply, seconds: float) -> Callable[[Request], Reply]:
+    """A handler that answers `reply` only after `seconds` (longer than the client's timeout)."""
+
+    def handler(_request: Request) -> Reply:
+        time.sleep(seconds)
+        return reply
+
+    return handler
 
 
 def mutilations(payload: Any, list_items: int = 2) -> Iterator[Any]:

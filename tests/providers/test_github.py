@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -17,27 +16,19 @@ from socialrec_pipeline.domain.graph import (
     GraphGroup,
     SocialObjectGraph,
 )
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
 from socialrec_pipeline.routing.source_types import SourceType
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import github as ghfix
-from tests.providers import make_routed, mutilations
+from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 TOKEN = "ghp_sekrit"
 REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
 
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -176,7 +167,7 @@ def test_error_shapes(server, gen, source_type, key, path, reply, error):
 
 def test_timeout_is_transient(server):
     server.clear()
-    server.route("GET", "/users/slow", lambda _r: (time.sleep(0.6), Reply.json(ghfix.user("slow")))[1])
+    server.route("GET", "/users/slow", slow(Reply.json(ghfix.user("slow")), 0.6))
     client = GitHubClient(server.url, None, timeout=0.15)
     with pytest.raises(TransientProviderError, match="timed out"):
         GitHubGenerator(client).generate(make_routed(USER, "slow"), OPTS, NOW)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,34 +17,26 @@ from socialrec_pipeline.domain.errors import (
     TransientProviderError,
 )
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.instagram import InstagramGenerator
-from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
+from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 TOKEN = "apify-secret-token-IG"
 RUN_PATH = f"/v2/acts/{fx.INSTAGRAM_ACTOR}/run-sync-get-dataset-items"
 
 
 def routed(source_type: SourceType, key: str, url: str) -> RoutedUrl:
-    info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url + "/?igsh=abc", url, source_type, key, info.object, info.platform, info.subtype)
+    return make_routed(source_type, key, url, raw_suffix="/?igsh=abc")
 
 
 POST = routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi")
 REEL_AS_P = routed(SourceType.INSTAGRAM_POST, "C2ReelCode1", "https://instagram.com/p/C2ReelCode1")
 TV = routed(SourceType.INSTAGRAM_TV, "C3TvCode", "https://instagram.com/tv/C3TvCode")
 PROFILE = routed(SourceType.INSTAGRAM_PROFILE, "moonproject", "https://instagram.com/moonproject")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -183,11 +174,6 @@ def test_private_profile_is_blocked(server, gen):
         gen.generate(PROFILE, OPTS, NOW)
 
 
-def _slow(_request):
-    time.sleep(1.5)
-    return Reply.json([fx.instagram_post_item()])
-
-
 ERROR_CASES = {
     "empty_or_private": ([fx.error_item()], TargetNotFound),
     "not_found_item": ([fx.error_item("not_found", "Page not found")], TargetNotFound),
@@ -202,7 +188,7 @@ ERROR_CASES = {
     "malformed_json": (Reply(status=201, body=b"[{", headers={"Content-Type": "application/json"}), TransientProviderError),
     "html_not_json": (Reply.html("<html>login</html>"), TransientProviderError),
     "null_body": (Reply.json(None), TransientProviderError),
-    "timeout": (_slow, TransientProviderError),
+    "timeout": (slow(Reply.json([fx.instagram_post_item()]), 1.5), TransientProviderError),
 }
 
 
@@ -232,16 +218,11 @@ def test_missing_key_is_error(server, gen, item, target):
         gen.generate(target, OPTS, NOW)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
 _FIELDS = sorted(set(fx.instagram_post_item()) | set(fx.instagram_profile_item()))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(overrides=st.dictionaries(st.sampled_from(_FIELDS), _json, max_size=4))
+@given(overrides=st.dictionaries(st.sampled_from(_FIELDS), JSON_VALUES, max_size=4))
 def test_hypothesis_items(server, gen, overrides):
     for base, target in ((fx.instagram_post_item(), POST), (fx.instagram_profile_item(), PROFILE)):
         base.update(overrides)

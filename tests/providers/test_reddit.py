@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -17,32 +16,20 @@ from socialrec_pipeline.domain.errors import (
     TargetNotFound,
     TransientProviderError,
 )
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
-from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
-from socialrec_pipeline.routing.types import RoutedUrl
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import reddit as fx
+from tests.providers import JSON_VALUES, NOW, OPTS, slow
+from tests.providers import make_routed as routed
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 POST_URL = "https://reddit.com/r/solana/comments/1abcde"
-
-
-def routed(source_type: SourceType, key: str, url: str) -> RoutedUrl:
-    info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url, url, source_type, key, info.object, info.platform, info.subtype)
 
 
 POST = routed(SourceType.REDDIT_POST, "1abcde", POST_URL)
 SUB = routed(SourceType.REDDIT_SUBREDDIT, "solana", "https://reddit.com/r/solana")
 USER = routed(SourceType.REDDIT_USER, "moon_dev", "https://reddit.com/user/moon_dev")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -245,11 +232,6 @@ def test_token_endpoint_failure_is_error(server, status):
     assert not server.calls("/r/")
 
 
-def _slow(_request):
-    time.sleep(1.5)
-    return Reply.json(fx.subreddit_about())
-
-
 ERROR_CASES: dict[str, tuple[Any, type[ProviderError]]] = {
     "banned_404": (fx.banned(), TargetNotFound),
     "plain_404": (Reply.json({"message": "Not Found", "error": 404}, status=404), TargetNotFound),
@@ -264,7 +246,7 @@ ERROR_CASES: dict[str, tuple[Any, type[ProviderError]]] = {
     "html_200": (Reply.html("<html>reddit</html>"), TransientProviderError),
     "wrong_kind": (Reply.json({"kind": "Listing", "data": {"children": []}}), TransientProviderError),
     "null_data": (Reply.json({"kind": "t5", "data": None}), TransientProviderError),
-    "timeout": (_slow, TransientProviderError),
+    "timeout": (slow(Reply.json(fx.subreddit_about()), 1.5), TransientProviderError),
 }
 
 
@@ -304,17 +286,10 @@ def test_unsafe_names_make_no_call(server, anon):
     assert info.value.external_call_made is False and not server.requests
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    post=st.dictionaries(st.sampled_from(sorted(fx.post_fields())), _json, max_size=4),
-    about=st.dictionaries(st.sampled_from(sorted(fx.subreddit_about()["data"]) + ["is_suspended", "subreddit"]), _json, max_size=4),
+    post=st.dictionaries(st.sampled_from(sorted(fx.post_fields())), JSON_VALUES, max_size=4),
+    about=st.dictionaries(st.sampled_from(sorted(fx.subreddit_about()["data"]) + ["is_suspended", "subreddit"]), JSON_VALUES, max_size=4),
 )
 def test_hypothesis_payloads(server, anon, post, about):
     server.route("GET", "/comments/1abcde.json", Reply.json(fx.post_listing(**post)))

@@ -7,9 +7,6 @@ sees public addresses (or, in the SSRF cases, private ones).
 
 from __future__ import annotations
 
-import time
-from datetime import datetime, timezone
-
 import pytest
 
 from socialrec_pipeline.domain.enums import FetchStatus
@@ -25,21 +22,13 @@ from socialrec_pipeline.providers.shortlinks import (
 from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator
 from socialrec_pipeline.routing.route import route
 from socialrec_pipeline.routing.source_types import SourceType
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import ForwardToServer
 from socialrec_pipeline.sandbox.platforms import x as xfix
-from tests.providers import make_routed
+from tests.providers import NOW, OPTS, make_routed, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 TWEET_URL = "https://x.com/KolGuy/status/1866000000000000001"
 PUBLIC = ["104.244.42.1"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -180,7 +169,7 @@ def test_shortener_answers(fx, gen, server, reply, error):
 
 def test_timeout_is_transient(server, transport):
     server.clear()
-    server.route("GET", "/slow", lambda _r: (time.sleep(0.6), Reply.redirect(TWEET_URL))[1])
+    server.route("GET", "/slow", slow(Reply.redirect(TWEET_URL), 0.6))
     resolver = ShortLinkResolver(resolve_host=lambda h, p: PUBLIC, transport=transport, timeout=0.15)
     with pytest.raises(TransientProviderError, match="timed out"):
         resolver.resolve("https://t.co/slow")

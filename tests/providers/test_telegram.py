@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from datetime import datetime, timezone
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,22 +9,14 @@ from hypothesis import strategies as st
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient, parse_preview
 from socialrec_pipeline.routing.source_types import SourceType
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import telegram as tgfix
-from tests.providers import make_routed
+from tests.providers import NOW, OPTS, make_routed, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 CHANNEL, INVITE, POST = SourceType.TELEGRAM_CHANNEL, SourceType.TELEGRAM_INVITE, SourceType.TELEGRAM_POST
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -171,7 +160,7 @@ def test_broken_pages_are_errors(server, gen, reply):
 
 def test_timeout_is_transient(server):
     server.clear()
-    server.route("GET", "/slow_chan", lambda _r: (time.sleep(0.6), Reply.html(tgfix.channel_page()))[1])
+    server.route("GET", "/slow_chan", slow(Reply.html(tgfix.channel_page()), 0.6))
     client = TelegramPreviewClient(server.url, timeout=0.15)
     with pytest.raises(TransientProviderError, match="timed out"):
         TelegramGenerator(client).generate(make_routed(CHANNEL, "slow_chan"), OPTS, NOW)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -20,34 +19,26 @@ from socialrec_pipeline.domain.errors import (
     TransientProviderError,
 )
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.tiktok import TikTokGenerator
-from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
+from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 TOKEN = "apify-secret-token-XYZ"
 RUN_PATH = f"/v2/acts/{fx.TIKTOK_ACTOR}/run-sync-get-dataset-items"
 VIDEO_URL = "https://tiktok.com/@moonkol/video/7350000000000000001"
 
 
 def routed(source_type: SourceType, key: str | None, url: str) -> RoutedUrl:
-    info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url + "?is_from_webapp=1", url, source_type, key, info.object, info.platform, info.subtype)
+    return make_routed(source_type, key, url, raw_suffix="?is_from_webapp=1")
 
 
 VIDEO = routed(SourceType.TIKTOK_VIDEO, "7350000000000000001", VIDEO_URL)
 PHOTO = routed(SourceType.TIKTOK_PHOTO, "7350000000000000002", "https://tiktok.com/@moonkol/photo/7350000000000000002")
 PROFILE = routed(SourceType.TIKTOK_PROFILE, "moonkol", "https://tiktok.com/@moonkol")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -171,11 +162,6 @@ def test_private_profile_is_blocked(server, gen):
         gen.generate(PROFILE, OPTS, NOW)
 
 
-def _slow(_request):
-    time.sleep(1.5)
-    return Reply.json([fx.tiktok_video_item()])
-
-
 # (reply, expected exception class). Covers every error shape named by the contract.
 ERROR_CASES = {
     "empty_or_private_item": ([fx.error_item()], TargetNotFound),
@@ -199,7 +185,7 @@ ERROR_CASES = {
     "html_not_json": (Reply.html("<html><body>Apify</body></html>", status=200), TransientProviderError),
     "object_not_array": (Reply.json({"items": []}), TransientProviderError),
     "array_of_non_objects": (Reply.json(["x", 1]), TransientProviderError),
-    "timeout": (_slow, TransientProviderError),
+    "timeout": (slow(Reply.json([fx.tiktok_video_item()]), 1.5), TransientProviderError),
 }
 
 
@@ -260,15 +246,8 @@ def test_missing_id_is_error_not_keyerror(server, gen):
         gen.generate(VIDEO, OPTS, NOW)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(overrides=st.dictionaries(st.sampled_from(sorted(fx.tiktok_video_item())), _json, max_size=4))
+@given(overrides=st.dictionaries(st.sampled_from(sorted(fx.tiktok_video_item())), JSON_VALUES, max_size=4))
 def test_hypothesis_items(server, gen, overrides):
     item = fx.tiktok_video_item(**overrides)
     json.dumps(item)

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import socket
-from datetime import datetime, timezone
 
 import pytest
 
 from socialrec_pipeline.domain.errors import TargetNotFound
-from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry
+from socialrec_pipeline.providers.base import Generator, GeneratorRegistry
 from socialrec_pipeline.providers.url_only import UrlOnlyGenerator
 from socialrec_pipeline.routing import route
-from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
-from socialrec_pipeline.routing.types import RoutedUrl
+from socialrec_pipeline.routing.source_types import SourceType
+from tests.providers import NOW, OPTS
+from tests.providers import make_routed as routed
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 GEN = UrlOnlyGenerator()
-
-
-def routed(source_type: SourceType, key: str | None, url: str) -> RoutedUrl:
-    info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url, url, source_type, key, info.object, info.platform, info.subtype)
 
 
 @pytest.fixture(autouse=True)

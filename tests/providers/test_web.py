@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.web import UrlscanClient, WebGenerator
 from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import urlscan as fx
+from tests.providers import NOW, OPTS, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 KEY = "urlscan-secret-key"
 SITE_URL = "https://moon.example/path"
 
@@ -28,12 +26,6 @@ def routed(url: str) -> RoutedUrl:
 
 
 SITE = routed(SITE_URL)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -110,11 +102,6 @@ def test_never_seen_domain(server, keyed):
     assert data == {"urlscan": {}}
 
 
-def _slow(_request):
-    time.sleep(1.5)
-    return fx.search_reply([fx.search_result()])
-
-
 FAILURES = {
     "rate_limited_429": Reply.json({"message": "Rate limit exceeded", "status": 429}, status=429),
     "server_500": Reply.json({"message": "boom"}, status=500),
@@ -124,7 +111,7 @@ FAILURES = {
     "results_not_list": Reply.json({"results": None}),
     "page_missing": Reply.json({"results": [{"task": {}}]}),
     "page_not_object": Reply.json({"results": [{"page": "x"}]}),
-    "timeout": _slow,
+    "timeout": slow(fx.search_reply([fx.search_result()]), 1.5),
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -27,25 +26,18 @@ from socialrec_pipeline.domain.graph import (
 )
 from socialrec_pipeline.providers.base import GenerateOptions, Generator
 from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator, parse_legacy_date
-from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import x as xfix
+from tests.providers import NOW, make_routed, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 OPTS = GenerateOptions(enable_community=True)
 KEY = "sekrit-key-123"
 
 
 def routed(source_type: SourceType, key: str, url: str = "https://x.com/") -> RoutedUrl:
-    info = SOURCE_TYPE_TABLE[source_type]
-    return RoutedUrl(url, url, source_type, key, info.object, info.platform, info.subtype)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
+    return make_routed(source_type, key, url)
 
 
 @pytest.fixture
@@ -276,7 +268,7 @@ def test_error_shapes_map_to_one_status(server, gen, target, reply, error):
 
 def test_timeout_is_transient(server):
     server.clear()
-    server.route("GET", "/twitter/tweets", lambda _r: (time.sleep(0.6), Reply.json({"tweets": []}))[1])
+    server.route("GET", "/twitter/tweets", slow(Reply.json({"tweets": []}), 0.6))
     client = TwitterApiClient(server.url, KEY, timeout=0.15)
     with pytest.raises(TransientProviderError, match="timed out"):
         XGenerator(client).generate(routed(SourceType.X_TWEET, "1"), OPTS, NOW)

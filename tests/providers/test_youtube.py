@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -10,24 +9,16 @@ import pytest
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GenerateOptions, Generator
+from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
 from socialrec_pipeline.routing.source_types import SourceType
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import youtube as ytfix
-from tests.providers import make_routed, mutilations
+from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OPTS = GenerateOptions()
 KEY = "AIza-sekrit"
 VIDEO, SHORT, CHANNEL = SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL
 CID = ytfix.CHANNEL_ID
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FixtureServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -153,7 +144,7 @@ def test_video_fails_when_its_channel_lookup_runs_out_of_quota(fx, gen, server):
 
 def test_timeout_is_transient_and_key_stays_out_of_messages(server):
     server.clear()
-    server.route("GET", "/videos", lambda _r: (time.sleep(0.6), Reply.json({}))[1])
+    server.route("GET", "/videos", slow(Reply.json({}), 0.6))
     client = YouTubeClient(server.url, KEY, timeout=0.15)
     with pytest.raises(TransientProviderError, match="timed out") as info:
         YouTubeGenerator(client).generate(make_routed(VIDEO, "v"), OPTS, NOW)
