@@ -64,6 +64,8 @@ def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
     def fail(reason: str) -> GraphContractError:
         return GraphContractError(entry_url, reason)
 
+    if not isinstance(graph, SocialObjectGraph):
+        raise fail(f"expected a SocialObjectGraph, got {type(graph).__name__}")
     if not graph.groups:
         raise fail("graph has no groups")
     by_ref: dict[str, GraphGroup] = {}

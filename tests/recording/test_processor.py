@@ -257,3 +257,15 @@ def test_prepare_and_finish_can_run_as_separate_steps(h, store, address):
     assert result.marker_created and result.statuses == {"ok": 2}
     assert h.locks.owner_of(address) is None
     assert store.tokens.find_by_address(address).symbol == "SYM"
+
+
+def test_a_generator_returning_something_else_than_a_graph_is_invalid(store, redis_client, address):
+    gens = [FixedGenerator({SourceType.X_TWEET}, graph=None), FixedGenerator({SourceType.WEBSITE}, graph={"groups": []}, external=False)]
+    env = harness.build(store, redis_client, generators=gens)
+    try:
+        env.upstream.put(upstream_token(address, website="https://site.example", twitter="https://x.com/a/status/9"))
+        assert env.recorder.record_token(event(address), owner="w").outcome is RecordOutcome.RECORDED
+        records = {u.source_field: u.status for u in store.tokens.find_by_address(address).social_urls}
+        assert records == {"website": "invalid", "twitter": "invalid"}
+    finally:
+        env.server.stop()

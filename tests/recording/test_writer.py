@@ -36,6 +36,8 @@ def _g(ref, **kw):
         (SocialObjectGraph(root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X, platform_key="  "))]), "account"),
         (SocialObjectGraph(root_ref="a", groups=[_g("a", venue=VenueDraft(platform=Platform.X, subtype="community"))]), "venue"),
         (SocialObjectGraph(root_ref="a", groups=[]), "no groups"),
+        (None, "expected a SocialObjectGraph"),
+        ({"groups": [], "root_ref": "a"}, "expected a SocialObjectGraph"),
     ],
 )
 def test_every_contract_breach_raises_before_any_write(store, graph, reason):
