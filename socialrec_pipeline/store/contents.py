@@ -20,22 +20,25 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.models import Content, SourceUrlEntry, utc_now
 from socialrec_pipeline.store.collections import CONTENTS, collection
+from socialrec_pipeline.store.rows import RowRepository, stamped
 
 _BY_KEY = "uniq_contents_platform_key"
 
 PlatformKey = tuple[Platform | str, ContentSubtype | str, str]
 
 
-class ContentRepository:
+class ContentRepository(RowRepository[Content]):
+    _model = Content
+
     def __init__(self, db: Database) -> None:
-        self._col = collection(db, CONTENTS)
+        super().__init__(collection(db, CONTENTS))
 
     def insert_many(self, contents: Sequence[Content]) -> list[ObjectId]:
         """Insert in order (originals before the contents that point at them); ids are the models'."""
         if not contents:
             return []
         now = utc_now()
-        docs = [{**c.to_document(), "created_at": now, "updated_at": now} for c in contents]
+        docs = [stamped(c.to_document(), now) for c in contents]
         self._col.insert_many(docs, ordered=True)
         return [c.id for c in contents]
 
@@ -90,36 +93,17 @@ class ContentRepository:
         ]
         return self._col.bulk_write(ops, ordered=False).modified_count
 
-    def find_by_id(self, content_id: ObjectId) -> Content | None:
-        return self._one({"_id": content_id})
-
-    def find_by_ids(self, content_ids: Iterable[ObjectId]) -> list[Content]:
-        ids = list(dict.fromkeys(content_ids))
-        return self._many({"_id": {"$in": ids}}) if ids else []
-
     def find_by_creator(self, creator_id: ObjectId, limit: int = 100) -> list[Content]:
         """Newest first (idx_contents_creator_published)."""
-        cursor = (
-            self._col.find({"creator_id": creator_id})
-            .hint("idx_contents_creator_published")
-            .sort("published_at", DESCENDING)
-            .limit(limit)
+        return self._many(
+            {"creator_id": creator_id},
+            hint="idx_contents_creator_published",
+            limit=limit,
+            sort=[("published_at", DESCENDING)],
         )
-        return [Content.from_document(d) for d in cursor]
 
     def find_children(self, parent_content_id: ObjectId) -> list[Content]:
         return self._many({"parent_content_id": parent_content_id}, hint="idx_contents_parent")
 
     def find_by_venue(self, venue_id: ObjectId, limit: int = 100) -> list[Content]:
-        cursor = self._col.find({"venue_id": venue_id}).hint("idx_contents_venue").limit(limit)
-        return [Content.from_document(d) for d in cursor]
-
-    def _one(self, query: dict, hint: str | None = None) -> Content | None:
-        found = self._many(query, hint=hint, limit=1)
-        return found[0] if found else None
-
-    def _many(self, query: dict, hint: str | None = None, limit: int = 0) -> list[Content]:
-        cursor = self._col.find(query, limit=limit)
-        if hint:
-            cursor = cursor.hint(hint)
-        return [Content.from_document(d) for d in cursor]
+        return self._many({"venue_id": venue_id}, hint="idx_contents_venue", limit=limit)

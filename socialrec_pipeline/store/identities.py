@@ -8,24 +8,22 @@ the server rejects one with E11000 and we read the winner back, so callers alway
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Generic, TypeVar
 
 from bson import ObjectId
 from pymongo import UpdateOne
-from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import BulkWriteError
 
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.models import Account, Venue, utc_now
 from socialrec_pipeline.store.collections import ACCOUNTS, VENUES, collection
+from socialrec_pipeline.store.rows import Row, RowRepository, stamped
 
 _DUPLICATE_KEY = 11000
 _KEY_FIELDS = ["platform", "platform_key"]
 
-Row = TypeVar("Row", Account, Venue)
 IdentityKey = tuple[str, str]
 
 
@@ -39,12 +37,7 @@ def _key(row: Account | Venue) -> IdentityKey:
     return (str(row.platform), row.platform_key)
 
 
-class _IdentityRepository(Generic[Row]):
-    _model: type[Row]
-
-    def __init__(self, col: Collection) -> None:
-        self._col = col
-
+class _IdentityRepository(RowRepository[Row]):
     def upsert_many(self, rows: Sequence[Row]) -> dict[IdentityKey, ObjectId]:
         """Insert the rows whose key is new; return the stored `_id` of every key (new or old).
 
@@ -89,17 +82,10 @@ class _IdentityRepository(Generic[Row]):
         # $setOnInsert is legal on MongoDB but needless.
         doc = row.to_document()
         del doc["platform"], doc["platform_key"]
-        return {**doc, "created_at": now, "updated_at": now}
+        return stamped(doc, now)
 
     def upsert(self, row: Row) -> ObjectId:
         return self.upsert_many([row])[_key(row)]
-
-    def find_by_id(self, row_id: ObjectId) -> Row | None:
-        return self._one({"_id": row_id})
-
-    def find_by_ids(self, row_ids: Iterable[ObjectId]) -> list[Row]:
-        ids = list(dict.fromkeys(row_ids))
-        return self._many({"_id": {"$in": ids}}) if ids else []
 
     def find_by_platform_key(self, platform: Platform, platform_key: str) -> Row | None:
         return self._one({"platform": str(platform), "platform_key": platform_key})
@@ -120,13 +106,6 @@ class _IdentityRepository(Generic[Row]):
             # Cannot happen unless a row was deleted between our write and this read.
             raise LookupError(f"{self._col.name}: rows vanished after upsert: {lost}")
         return found
-
-    def _one(self, query: dict) -> Row | None:
-        doc = self._col.find_one(query)
-        return self._model.from_document(doc) if doc else None
-
-    def _many(self, query: dict) -> list[Row]:
-        return [self._model.from_document(d) for d in self._col.find(query)]
 
 
 class AccountRepository(_IdentityRepository[Account]):
@@ -151,5 +130,4 @@ class VenueRepository(_IdentityRepository[Venue]):
 
     def find_by_creator(self, creator_id: ObjectId) -> list[Venue]:
         # Partial index: named, or the embedded server would scan the collection.
-        cursor = self._col.find({"creator_id": creator_id}).hint("idx_venues_creator")
-        return [Venue.from_document(d) for d in cursor]
+        return self._many({"creator_id": creator_id}, hint="idx_venues_creator")

@@ -16,6 +16,7 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.models import SERIES_POINT_CAP, MetricPoint, MetricSeries, utc_now
 from socialrec_pipeline.store.collections import METRIC_SERIES, collection
+from socialrec_pipeline.store.rows import stamped
 
 
 class FirstPoint(NamedTuple):
@@ -48,7 +49,7 @@ class MetricSeriesRepository:
             ops.append(
                 UpdateOne(
                     self._key(object_kind, object_id),
-                    {"$setOnInsert": {**doc, "created_at": now, "updated_at": now}},
+                    {"$setOnInsert": stamped(doc, now)},
                     upsert=True,
                 )
             )

@@ -20,6 +20,7 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.models import TokenLink, utc_now
 from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
+from socialrec_pipeline.store.rows import stamped
 
 
 _BY_OBJECT = "idx_links_object_linked"
@@ -33,7 +34,7 @@ class TokenLinkRepository:
         if not links:
             return 0
         now = utc_now()
-        docs = [{**link.to_document(), "created_at": now, "updated_at": now} for link in links]
+        docs = [stamped(link.to_document(), now) for link in links]
         return len(self._col.insert_many(docs, ordered=True).inserted_ids)
 
     def count_by_object_as_of(

@@ -66,6 +66,14 @@ Mixed = Annotated[dict[str, Any], AfterValidator(_utc_inside)]
 Metrics = dict[str, StrictInt | Annotated[StrictFloat, AllowInfNan(False)]]
 
 
+def _one_per_url(items: list[Any], rule: str) -> list[Any]:
+    """`items` (each with a `url`) unless two share a url; `rule` says why that matters."""
+    urls = [item.url for item in items]
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"holds the same url twice; {rule}")
+    return items
+
+
 def utc_now() -> datetime:
     return _require_utc(datetime.now(timezone.utc))
 

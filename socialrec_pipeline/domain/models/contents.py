@@ -21,6 +21,7 @@ from socialrec_pipeline.domain.models.base import (
     NonEmptyStr,
     Oid,
     UtcDatetime,
+    _one_per_url,
     _require_utc,
     _Row,
     _Value,
@@ -77,10 +78,7 @@ class Content(_Row):
     @field_validator("source_urls")
     @classmethod
     def _one_entry_per_url(cls, entries: list[SourceUrlEntry]) -> list[SourceUrlEntry]:
-        urls = [e.url for e in entries]
-        if len(set(urls)) != len(urls):
-            raise ValueError("holds the same url twice; keep one entry per distinct url")
-        return entries
+        return _one_per_url(entries, "keep one entry per distinct url")
 
     @classmethod
     def of(

@@ -9,7 +9,15 @@ from typing import Any, Self
 from pydantic import Field, field_validator
 
 from socialrec_pipeline.domain.enums import FetchStatus, Platform
-from socialrec_pipeline.domain.models.base import Mixed, NonEmptyStr, Subtype, UtcDatetime, _Row, _Value
+from socialrec_pipeline.domain.models.base import (
+    Mixed,
+    NonEmptyStr,
+    Subtype,
+    UtcDatetime,
+    _one_per_url,
+    _Row,
+    _Value,
+)
 
 
 class SocialUrlRecord(_Value):
@@ -42,10 +50,7 @@ class Token(_Row):
     @field_validator("social_urls")
     @classmethod
     def _one_record_per_url(cls, records: list[SocialUrlRecord]) -> list[SocialUrlRecord]:
-        urls = [r.url for r in records]
-        if len(set(urls)) != len(urls):
-            raise ValueError("holds the same url twice; results are updated per url")
-        return records
+        return _one_per_url(records, "results are updated per url")
 
     @classmethod
     def of(
