@@ -114,6 +114,8 @@ class TokenFlowDrain:
         last_tag: int | None = None
         unacked = 0
         dlq_channel = None
+        depth_at_start = self._ready_count(channel)
+        idle_checks = 0
         for method, _props, body in channel.consume(
             self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s
         ):
@@ -129,8 +131,12 @@ class TokenFlowDrain:
                         qualifying.append(event)
                     else:
                         counts.below_threshold += 1
+            if method is None:
+                idle_checks += 1
+            else:
+                idle_checks = 0
             done = (
-                method is None
+                (method is None and self._drained(channel, counts.consumed, depth_at_start, idle_checks))
                 or counts.consumed >= limits.max_messages
                 or time.monotonic() >= deadline
             )
@@ -143,6 +149,19 @@ class TokenFlowDrain:
             if done:
                 break
         channel.cancel()  # requeues prefetched messages this tick did not look at
+
+    def _ready_count(self, channel) -> int:
+        return channel.queue_declare(self._queue, passive=True).method.message_count
+
+    def _drained(self, channel, consumed: int, depth_at_start: int, idle_checks: int) -> bool:
+        """An idle wait alone does not prove the queue is empty: on a busy machine the next
+        delivery can take longer than the wait, and messages already on their way to us are not
+        counted as ready. End when nothing is ready and either every message that was ready when
+        the tick began has arrived, or a few waits in a row stayed empty (another consumer took
+        them)."""
+        if self._ready_count(channel) > 0:
+            return False
+        return consumed >= depth_at_start or idle_checks >= 3
 
     def _settle(self, channel, dlq_channel, last_tag, qualifying, invalid, counts: DrainCounts) -> None:
         # Order is the guarantee: inbox and DLQ first, acknowledgement last.
