@@ -80,3 +80,14 @@ def test_oversized_message_is_rejected_before_parsing():
     huge = body(symbol="x" * MAX_MESSAGE_BYTES)
     with pytest.raises(InvalidEvent, match="exceeds"):
         parse_token_flow(huge)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"[" * 30_000 + b"]" * 30_000, b'{"totalInvestedAlphaFinders": ' + b"9" * 5_000 + b"}"],
+    ids=["deep-nesting", "huge-integer"],
+)
+def test_json_the_parser_refuses_to_build_is_an_invalid_event(raw):
+    assert len(raw) <= MAX_MESSAGE_BYTES
+    with pytest.raises(InvalidEvent, match="unparseable JSON"):
+        parse_token_flow(raw)

@@ -85,6 +85,9 @@ def parse_token_flow(body: bytes) -> TokenFlowEvent:
         payload = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidEvent(f"not valid JSON: {exc.__class__.__name__}") from None
+    except (RecursionError, ValueError) as exc:
+        # Deep nesting and over-long integers are valid JSON the parser refuses to build.
+        raise InvalidEvent(f"unparseable JSON: {exc.__class__.__name__}") from None
     if not isinstance(payload, dict):
         raise InvalidEvent("body is not a JSON object")
     try:
