@@ -52,9 +52,14 @@ export RABBITMQ_URL="${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/%2F}"
 if [ "$SANDBOX" = 1 ]; then
   export SOCIALREC_ENV=sandbox
   echo "==> starting the sandbox stand-ins (SolTracker and platform APIs on loopback)"
+  rm -f "$LOCAL/sandbox.env"  # a stale file from an earlier run must not satisfy the wait below
   .venv/bin/socialrec sandbox serve --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1 &
   children+=($!)
   for _ in $(seq 1 100); do [ -s "$LOCAL/sandbox.env" ] && break; sleep 0.2; done
+  if [ ! -s "$LOCAL/sandbox.env" ]; then
+    echo "the sandbox did not start; see $LOCAL/logs/sandbox.log" >&2
+    exit 1
+  fi
   set -a; . "$LOCAL/sandbox.env"; set +a
   echo "==> publish sample events with:  .venv/bin/socialrec sandbox publish"
 fi

@@ -9,6 +9,7 @@ few `token.flow` events to the real exchange (qualifying, below threshold, one i
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -102,8 +103,11 @@ def serve(out: TextIO, *, port_base: int = DEFAULT_PORT_BASE, env_file: str | No
             urls[name] = server.url
         exports = "".join(f"export {k}={v}\n" for k, v in environment(urls).items())
         if env_file:
-            with open(env_file, "w") as handle:
+            # Written whole, then renamed: a reader polling for the file never sees half of it.
+            partial = f"{env_file}.partial"
+            with open(partial, "w") as handle:
                 handle.write(exports)
+            os.replace(partial, env_file)
         out.write(exports)
         out.write("# sandbox stand-ins are up; Ctrl-C to stop\n")
         out.flush()
