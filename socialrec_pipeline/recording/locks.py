@@ -93,8 +93,9 @@ class TokenLocks:
     def held(self, address: str, owner: str, *, release: bool = False) -> Iterator["KeepAlive"]:
         """Keep an already-acquired lock alive while the block runs (extends every ttl/3).
 
-        Raises `LockNotHeld` when `owner` does not hold the lock on entry. With `release=True`
-        the lock is released on exit (the last step of the work).
+        Raises `LockNotHeld` when `owner` does not hold the lock on entry, and on exit when the
+        keep-alive found it gone meanwhile; a Redis error met by the keep-alive is raised on exit
+        too (never swallowed). With `release=True` the lock is released on exit (the last step).
         """
         if not self.extend(address, owner):
             raise LockNotHeld(f"lock {self.key(address)} is not held by this owner")
@@ -105,10 +106,13 @@ class TokenLocks:
             keeper.stop()
             if release:
                 self.release(address, owner)
+        keeper.raise_if_lost()
 
     @contextlib.contextmanager
     def acquired(self, address: str, owner: str) -> Iterator[bool]:
-        """Try-lock + keep-alive + release. Yields False (and does nothing else) on contention."""
+        """Try-lock + keep-alive + release. Yields False (and does nothing else) on contention.
+
+        Like `held`, raises on exit when the keep-alive lost the lock or met a Redis error."""
         if not self.try_acquire(address, owner):
             yield False
             return
@@ -118,12 +122,14 @@ class TokenLocks:
         finally:
             keeper.stop()
             self.release(address, owner)
+        keeper.raise_if_lost()
 
 
 class KeepAlive:
     """Background thread extending one lock every ttl/3 until stopped.
 
-    `lost` is set when an extension found the lock gone or Redis failed; the work may check it.
+    `lost` is set when an extension found the lock gone or Redis failed; the work may check it,
+    and `raise_if_lost` (called by `held` / `acquired` when the block ends) turns it into an error.
     """
 
     def __init__(self, locks: TokenLocks, address: str, owner: str) -> None:
@@ -144,6 +150,13 @@ class KeepAlive:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+
+    def raise_if_lost(self) -> None:
+        """The Redis error the keep-alive met, or `LockNotHeld` when the lock was found gone."""
+        if self.error is not None:
+            raise self.error
+        if self.lost.is_set():
+            raise LockNotHeld(f"lock {self._locks.key(self._address)} was lost while the work ran")
 
     def _run(self) -> None:
         interval = self._locks.ttl_s / 3

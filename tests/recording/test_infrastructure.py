@@ -50,6 +50,32 @@ def test_keep_alive_outlives_the_ttl_and_works_from_another_client(locks, redis_
             pass
 
 
+def test_a_redis_error_met_by_the_keep_alive_is_raised_not_swallowed(locks):
+    assert locks.try_acquire("F", "me")
+    real_extend, calls = locks.extend, []
+
+    def failing_after_entry(address, owner):
+        calls.append(address)
+        if len(calls) > 1:
+            raise redis_lib.ConnectionError("redis went away")
+        return real_extend(address, owner)
+
+    locks.extend = failing_after_entry
+    with pytest.raises(redis_lib.ConnectionError):
+        with locks.held("F", "me"):
+            time.sleep(0.5)
+    assert len(calls) == 2
+
+
+def test_acquired_raises_when_the_lock_was_taken_while_the_work_ran(locks):
+    with pytest.raises(LockNotHeld):
+        with locks.acquired("G", "me") as got:
+            assert got
+            locks.redis.set(locks.key("G"), "thief")
+            time.sleep(0.5)
+    assert locks.owner_of("G") == "thief"  # the release never touches another owner's lock
+
+
 def test_acquired_releases_and_reports_contention(locks):
     with locks.acquired("C", "x") as got:
         assert got

@@ -16,7 +16,7 @@ from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.errors import OutOfCredit, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.graph import GraphGroup, SocialObjectGraph
-from socialrec_pipeline.recording.locks import TokenLocks
+from socialrec_pipeline.recording.locks import LockNotHeld, TokenLocks
 from socialrec_pipeline.recording.processor import RecordOutcome
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.routing.source_types import SourceType
@@ -267,5 +267,27 @@ def test_a_generator_returning_something_else_than_a_graph_is_invalid(store, red
         assert env.recorder.record_token(event(address), owner="w").outcome is RecordOutcome.RECORDED
         records = {u.source_field: u.status for u in store.tokens.find_by_address(address).social_urls}
         assert records == {"website": "invalid", "twitter": "invalid"}
+    finally:
+        env.server.stop()
+
+
+def test_losing_the_lock_mid_work_leaves_no_marker(store, redis_client, address):
+    """The keep-alive found the lock gone (expired, taken over): the work must not be sealed by a
+    marker written outside the lock. The next event records the token again."""
+    locks = TokenLocks(redis_client, ttl_s=0.6, prefix=f"t-{uuid.uuid4().hex[:8]}:social-record:")
+
+    def steal(routed):
+        locks.redis.set(locks.key(address), "another-worker")
+        time.sleep(0.5)  # the keep-alive ticks every ttl/3 = 0.2 s
+        return harness.tweet_graph(routed)
+
+    env = harness.build(store, redis_client, generators=[FixedGenerator({SourceType.X_TWEET}, build=steal)])
+    env.recorder.locks = env.locks = locks
+    try:
+        env.upstream.put(upstream_token(address, twitter="https://x.com/a/status/5"))
+        with pytest.raises(LockNotHeld):
+            env.recorder.record_token(event(address), owner="me")
+        assert not store.tokens.exists(address)
+        assert env.locks.owner_of(address) == "another-worker"  # never released by us
     finally:
         env.server.stop()
