@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,38 @@ def test_a_generator_returning_something_else_than_a_graph_is_invalid(store, red
         assert records == {"website": "invalid", "twitter": "invalid"}
     finally:
         env.server.stop()
+
+
+def test_first_transfer_at_comes_from_the_event(h, store, address):
+    h.upstream.put(upstream_token(address, twitter="https://x.com/a/status/1", first_flow="2026-11-01T00:00:00Z"))
+    h.recorder.record_token(event(address, first="2026-11-29T08:00:00Z"), owner="w")
+    assert store.tokens.find_by_address(address).first_transfer_at.isoformat() == "2026-11-29T08:00:00+00:00"
+    link = store.links.find_by_token(address)[0]
+    assert link.first_transfer_at.isoformat() == "2026-11-29T08:00:00+00:00"
+
+
+def test_a_repeated_marker_write_keeps_discovered_at(h, store, address, clock):
+    """The Dagster marker step may run twice (retry policy): discovered_at is set on insert only."""
+    h.upstream.put(upstream_token(address, twitter="https://x.com/a/status/2"))
+    first_seen = clock()
+    prepared = h.recorder.prepare(address, None, None, owner="run-1")
+    results = [h.recorder.record_one_url(prepared, p) for p in prepared.planned]
+    assert h.recorder.finish(prepared, results).marker_created
+    clock.now += timedelta(hours=3)
+    assert h.locks.try_acquire(address, "run-1")
+    assert not h.recorder.finish(prepared, results).marker_created
+    assert store.tokens.find_by_address(address).discovered_at == first_seen
+
+
+def test_re_recording_one_url_replaces_its_links(h, store, address):
+    h.upstream.put(upstream_token(address, twitter="https://x.com/a/status/4"))
+    prepared = h.recorder.prepare(address, None, None, owner="run-2")
+    (planned,) = prepared.planned
+    for _ in range(2):
+        assert h.recorder.record_one_url(prepared, planned).status is FetchStatus.OK
+    assert store.db.token_links.count_documents({"token_address": address}) == 2
+    assert store.db.contents.count_documents({}) == 1 and store.db.accounts.count_documents({}) == 1
+    h.recorder.finish(prepared, [])
 
 
 def test_losing_the_lock_mid_work_leaves_no_marker(store, redis_client, address):
