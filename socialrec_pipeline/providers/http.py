@@ -15,7 +15,7 @@ USER_AGENT = "socialrec-pipeline/0.1 (+https://github.com/socialrec; token socia
 #: Connect / read / write / pool timeouts for platform APIs. No call may wait longer than this.
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 
-#: Bodies larger than this are refused before parsing (an HTML error page is never that big).
+#: Bodies larger than this are refused while downloading (an HTML error page is never that big).
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
@@ -39,24 +39,37 @@ def build_client(
     )
 
 
-def send(client: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:
-    """Issue one request; network failures and timeouts become `TransientProviderError`."""
+def send(
+    client: httpx.Client, method: str, url: str, *, max_bytes: int = MAX_BODY_BYTES, **kwargs: Any
+) -> httpx.Response:
+    """Issue one request and read its body, at most `max_bytes` of it; network failures, timeouts
+    and oversized bodies become `TransientProviderError`.
+
+    The body is streamed and the download stops at the bound, so a huge or endless answer never
+    occupies more than `max_bytes` of memory. The returned response holds the decoded body."""
     try:
-        response = client.request(method, url, **kwargs)
+        with client.stream(method, url, **kwargs) as streamed:
+            body = bytearray()
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise TransientProviderError(f"{method} {url}: body over {max_bytes} bytes refused")
     except httpx.TimeoutException as exc:
         raise TransientProviderError(f"{method} {url}: timed out ({exc.__class__.__name__})") from None
     except httpx.HTTPError as exc:
         raise TransientProviderError(f"{method} {url}: {exc.__class__.__name__}: {exc}") from None
-    if len(response.content) > MAX_BODY_BYTES:
-        raise TransientProviderError(f"{method} {url}: body of {len(response.content)} bytes refused")
-    return response
+    # The body is already decoded: drop the headers that would make httpx decode it again.
+    headers = streamed.headers.copy()
+    for name in ("content-encoding", "content-length", "transfer-encoding"):
+        headers.pop(name, None)
+    return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
 
 
 def json_body(response: httpx.Response) -> Any:
     """The decoded JSON body, or `TransientProviderError` when the body is not JSON."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder's stack
         snippet = response.text[:80].replace("\n", " ")
         raise TransientProviderError(
             f"expected JSON from {response.request.url.path}, got {response.headers.get('content-type')!r}: {snippet!r}"
@@ -67,7 +80,7 @@ def json_or_none(response: httpx.Response) -> Any:
     """The decoded JSON body of an error answer, or None when it is not JSON (an HTML error page)."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -16,7 +16,7 @@ from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.errors import TargetBlocked, TransientProviderError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import parse_iso
 from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
 from socialrec_pipeline.routing.source_types import SourceType
@@ -111,6 +111,10 @@ class InstagramGenerator:
         self._apify = apify
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        with unexpected_shape_is_error("Apify Instagram"):
+            return self._graph(routed)
+
+    def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
         profile = routed.source_type is SourceType.INSTAGRAM_PROFILE
         items = self._apify.run_actor(
             ACTOR,

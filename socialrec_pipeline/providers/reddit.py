@@ -36,7 +36,7 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
     VenueDraft,
 )
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
     as_int,
@@ -263,6 +263,10 @@ class RedditGenerator:
         self._client = client
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        with unexpected_shape_is_error("Reddit"):
+            return self._graph(routed)
+
+    def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
         if routed.source_type is SourceType.REDDIT_POST:
             post_id = _post_id(routed)
             if post_id is None:

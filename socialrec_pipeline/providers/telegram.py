@@ -180,11 +180,9 @@ class TelegramPreviewClient:
         self._http.close()
 
     def page(self, path: str) -> PreviewPage:
-        response = send(self._http, "GET", path)
+        response = send(self._http, "GET", path, max_bytes=MAX_PAGE_BYTES)
         if response.status_code != 200:
             raise TransientProviderError(f"t.me {path}: HTTP {response.status_code}")
-        if len(response.content) > MAX_PAGE_BYTES:
-            raise TransientProviderError(f"t.me {path}: page of {len(response.content)} bytes refused")
         return parse_preview(response.text)
 
 

@@ -20,7 +20,7 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
 )
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import as_int, parse_epoch_seconds, parse_iso
 from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
 from socialrec_pipeline.routing.source_types import SourceType
@@ -125,6 +125,10 @@ class TikTokGenerator:
         self._apify = apify
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        with unexpected_shape_is_error("Apify TikTok"):
+            return self._graph(routed)
+
+    def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
         if routed.source_type is SourceType.TIKTOK_PROFILE:
             return self._profile(routed)
         items = self._apify.run_actor(
