@@ -192,7 +192,9 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
             platform=Platform.GITHUB,
             subtype=ContentSubtype.GIST,
             platform_key=gist_id,
-            url=f"https://gist.github.com/{owner.platform_key}/{gist_id}" if owner else f"https://gist.github.com/{gist_id}",
+            # Without an owner the path still needs a user segment: `gist.github.com/{id}` alone
+            # routes to a GitHub user, so anonymous gists use GitHub's own `anonymous` placeholder.
+            url=f"https://gist.github.com/{owner.platform_key if owner else 'anonymous'}/{gist_id}",
             published_at=parse_iso(gist.get("created_at")),
             text=ContentText(primary=stripped_str(gist.get("description"))),
             metrics=int_metrics(gist, ("comments",)),

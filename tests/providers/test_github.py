@@ -121,7 +121,8 @@ def test_anonymous_gist_has_no_creator(fx, gen):
     fx.gists["anon1"] = ghfix.gist("anon1", with_owner=False)
     graph = gen.generate(make_routed(GIST, "anon1"), OPTS, NOW)
     assert graph.groups[0].creator is None
-    assert graph.groups[0].content.url == "https://gist.github.com/anon1"
+    # `gist.github.com/anon1` would route to the user `anon1`; the placeholder keeps it a gist URL.
+    assert graph.groups[0].content.url == "https://gist.github.com/anonymous/anon1"
 
 
 def test_renamed_repo_redirect_is_followed_inside_the_api_only(fx, gen, server):
