@@ -51,15 +51,15 @@ class MetricRefreshService:
             linked.setdefault(link.source_url, set()).add((link.object, link.object_id))
         refreshed: set = set()
         for url, objects in linked.items():
-            result.urls_considered += 1
             if result.generator_calls >= budget:
                 result.budget_exhausted = True
                 break
+            result.urls_considered += 1
             routed = self.recorder.route_text(url)
             if routed is None:
                 result.skipped["unroutable"] += 1
                 continue
-            decision = self.recorder._gate(routed, self.recorder.gate_settings, self.recorder.registry.supported)
+            decision = self.recorder.gate(routed)
             generator = self.recorder.registry.for_source_type(routed.source_type)
             if not decision.allowed or generator is None:
                 result.skipped[str(decision.status or "unsupported")] += 1

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pymongo.errors import PyMongoError
 
@@ -31,6 +32,9 @@ from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.types import RoutedUrl
+
+if TYPE_CHECKING:
+    from socialrec_pipeline.routing.gate import GateDecision
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +300,7 @@ class TokenRecorder:
         routed = planned.routed
         if routed is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route")
-        decision = self._gate(routed, self.gate_settings, self.registry.supported)
+        decision = self.gate(routed)
         if not decision.allowed:
             return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
         paid = routed.platform in self.settings.paid_platforms
@@ -338,6 +342,10 @@ class TokenRecorder:
             planned, FetchStatus.OK, external_call=generator.makes_external_calls, write=written,
             attempted_at=attempted_at,
         )
+
+    def gate(self, routed: RoutedUrl) -> GateDecision:
+        """May this URL be fetched now (paid / community / a generator exists)?"""
+        return self._gate(routed, self.gate_settings, self.registry.supported)
 
     @property
     def gate_settings(self):

@@ -29,6 +29,7 @@ def test_refresh_appends_points_within_budget_and_skips_paid(store, redis_client
         service = MetricRefreshService(store, env.recorder, clock=clock)
         result = service.run(timedelta(days=1), budget=2)
         assert result.generator_calls == 2 and result.budget_exhausted and result.points_appended == 4
+        assert result.urls_considered == 2  # the third URL was never looked at
         assert tiktok.calls == []
         series = list(store.db.metric_series.find({"object": "contents"}))
         assert sorted(len(s["points"]) for s in series) == [1, 2, 2]
