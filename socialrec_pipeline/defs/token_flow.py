@@ -1,7 +1,7 @@
 """`token_flow_sensor`: drains `token.flow` into the record inbox and launches `record_token_job`.
 
 The logic lives in `socialrec_pipeline.stream`; this shell adds what only Dagster knows — which
-tokens have an active run — and turns launches into `RunRequest`s keyed `{address}:{generation}`,
+tokens have an active run — and turns launches into `RunRequest`s keyed `{address}:{inbox entry id}:{generation}`,
 so a re-yield after a crash is deduplicated by Dagster.
 """
 

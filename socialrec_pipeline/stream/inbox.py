@@ -2,8 +2,8 @@
 
 The entry is written before the message is acknowledged, so an accepted event survives a crash of the
 sensor. One entry per token (unique `token_address`); `generation` numbers its launches and is part of
-the run key, so re-yielding the same launch after a crash is harmless and a failed token can be
-launched again by a later event.
+the run key (with the entry's id), so re-yielding the same launch after a crash is harmless and a
+failed token can be launched again by a later event.
 
 States:
 - `pending`  — wants a run at the current generation.
@@ -33,6 +33,10 @@ IDLE = "idle"
 
 @dataclass(frozen=True, slots=True)
 class InboxEntry:
+    #: The entry's own id: a token whose entry is deleted (marker written) and later created again
+    #: (an operator removed the marker to re-record it) gets new run keys, never ones Dagster
+    #: has already used and would drop.
+    entry_id: str
     token_address: str
     state: str
     generation: int
@@ -43,7 +47,11 @@ class InboxEntry:
 
     @property
     def run_key(self) -> str:
-        return f"{self.token_address}:{self.generation}"
+        return run_key(self.token_address, self.entry_id, self.generation)
+
+
+def run_key(token_address: str, entry_id: str, generation: int) -> str:
+    return f"{token_address}:{entry_id}:{generation}"
 
 
 class RecordInbox:
@@ -116,6 +124,7 @@ class RecordInbox:
 
 def _entry(doc: dict) -> InboxEntry:
     return InboxEntry(
+        entry_id=str(doc["_id"]),
         token_address=doc["token_address"],
         state=doc["state"],
         generation=int(doc.get("generation", 0)),

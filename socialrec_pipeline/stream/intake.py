@@ -19,7 +19,7 @@ import pika
 
 from socialrec_pipeline.domain.events import InvalidEvent, TokenFlowEvent, parse_token_flow
 from socialrec_pipeline.stream.broker import REASON_HEADER, dead_letter_queue, declare_topology, open_connection
-from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, PENDING, InboxEntry, RecordInbox
+from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, PENDING, InboxEntry, RecordInbox, run_key
 
 
 @dataclass(frozen=True)
@@ -184,13 +184,14 @@ class TokenFlowDrain:
 @dataclass(frozen=True)
 class Launch:
     token_address: str
+    entry_id: str
     generation: int
     symbol: str | None
     first_flow_timestamp: datetime | None
 
     @property
     def run_key(self) -> str:
-        return f"{self.token_address}:{self.generation}"
+        return run_key(self.token_address, self.entry_id, self.generation)
 
 
 @dataclass
@@ -256,4 +257,4 @@ def plan_launches(
 
 
 def _launch(entry: InboxEntry, generation: int) -> Launch:
-    return Launch(entry.token_address, generation, entry.symbol, entry.first_flow_timestamp)
+    return Launch(entry.token_address, entry.entry_id, generation, entry.symbol, entry.first_flow_timestamp)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
-from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox
+from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox, run_key
 from socialrec_pipeline.stream.intake import TickLimits, plan_launches
 
 from .conftest import QUALIFYING_ADDRESSES
@@ -19,6 +19,10 @@ def event(address=A):
     return TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6})
 
 
+def key(inbox: RecordInbox, generation: int, address: str = A) -> str:
+    return run_key(address, inbox.find(address).entry_id, generation)
+
+
 def inbox_for(db) -> RecordInbox:
     inbox = RecordInbox(db)
     inbox.ensure_indexes()
@@ -28,7 +32,7 @@ def inbox_for(db) -> RecordInbox:
 def test_duplicates_while_a_run_is_active_launch_nothing(fresh_db):
     inbox = inbox_for(fresh_db)
     inbox.accept([event(), event()], NOW)
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [f"{A}:0"]
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [key(inbox, 0)]
     for _ in range(3):  # more duplicates arrive while the run is queued/running
         inbox.accept([event()], NOW)
         plan = plan_launches(inbox, NO_MARKERS, {A}, NOW)
@@ -45,7 +49,7 @@ def test_failed_run_is_relaunched_by_the_next_event_with_a_new_generation(fresh_
     assert plan.launches == [] and plan.idled == 1 and inbox.find(A).state == IDLE
     inbox.accept([event()], later)
     plan = plan_launches(inbox, NO_MARKERS, set(), later)
-    assert [l.run_key for l in plan.launches] == [f"{A}:1"]
+    assert [l.run_key for l in plan.launches] == [key(inbox, 1)]
     assert inbox.find(A).state == LAUNCHED
 
 
@@ -57,10 +61,10 @@ def test_event_during_a_failed_run_relaunches_once_after_the_grace(fresh_db):
     # Within the grace the same key is re-yielded (Dagster deduplicates it), never a new one.
     for minutes in (0, 1, 4):
         plan = plan_launches(inbox, NO_MARKERS, set(), NOW + timedelta(minutes=minutes))
-        assert [l.run_key for l in plan.launches] == [f"{A}:0"]
+        assert [l.run_key for l in plan.launches] == [key(inbox, 0)]
     later = NOW + timedelta(minutes=6)
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [f"{A}:1"]
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [f"{A}:1"]
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
+    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
 
 
 def test_marker_removes_entry_and_limits_bound_launches(fresh_db):
@@ -69,3 +73,16 @@ def test_marker_removes_entry_and_limits_bound_launches(fresh_db):
     plan = plan_launches(inbox, lambda addrs: {A} & set(addrs), set(), NOW, TickLimits(max_launches=1))
     assert plan.done == 1 and len(plan.launches) == 1
     assert inbox.find(A) is None
+
+
+def test_a_recreated_entry_never_reuses_a_run_key(fresh_db):
+    """Marker written → entry deleted; the marker later removed by an operator → a new entry whose
+    run keys Dagster has never seen (a reused key would be dropped silently)."""
+    inbox = inbox_for(fresh_db)
+    inbox.accept([event()], NOW)
+    first = plan_launches(inbox, NO_MARKERS, set(), NOW).launches[0].run_key
+    plan = plan_launches(inbox, lambda addrs: {A} & set(addrs), set(), NOW)  # marker exists
+    assert plan.done == 1 and inbox.find(A) is None
+    inbox.accept([event()], NOW)
+    second = plan_launches(inbox, NO_MARKERS, set(), NOW).launches[0].run_key
+    assert second != first and second.endswith(":0")

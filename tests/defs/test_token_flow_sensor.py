@@ -95,7 +95,8 @@ def test_crash_before_ack_redelivers_without_a_second_run(instance, broker, stre
     first = tick(instance, stream_resources)
     second = tick(instance, stream_resources, cursor=first.cursor)
     run_keys = {r.run_key for r in first.run_requests + second.run_requests}
-    assert run_keys == {f"{a}:0"}  # a re-yield carries the same key, which Dagster deduplicates
+    # A re-yield carries the same key, which Dagster deduplicates.
+    assert len(run_keys) == 1 and next(iter(run_keys)).startswith(f"{a}:") and next(iter(run_keys)).endswith(":0")
     assert broker.depth(broker.queue) == 0
     assert json.loads(second.cursor)["totals"]["consumed"] == 3
 
@@ -127,7 +128,7 @@ def test_sandbox_runs_are_tagged(instance, broker, stream_resources):
     assert queue_name_for("sandbox") == "af-social-scanner.token-flow.social-sync.sandbox"
     assert RabbitMQResource(env="sandbox").is_sandbox
     request = token_flow.run_request(
-        token_flow.Launch(QUALIFYING_ADDRESSES[0], 2, "X", None), sandbox=True
+        token_flow.Launch(QUALIFYING_ADDRESSES[0], "entry1", 2, "X", None), sandbox=True
     )
     assert request.tags["sandbox"] == "true" and request.run_key.endswith(":2")
 
