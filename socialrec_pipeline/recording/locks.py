@@ -86,9 +86,6 @@ class TokenLocks:
         value = self.redis.get(self.key(address))
         return value.decode() if isinstance(value, bytes) else value
 
-    def keep_alive(self, address: str, owner: str) -> "KeepAlive":
-        return KeepAlive(self, address, owner)
-
     @contextlib.contextmanager
     def held(self, address: str, owner: str, *, release: bool = False) -> Iterator["KeepAlive"]:
         """Keep an already-acquired lock alive while the block runs (extends every ttl/3).

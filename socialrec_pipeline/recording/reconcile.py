@@ -47,14 +47,6 @@ class ReconcileResult:
     def converged(self) -> bool:
         return self.stopped_by is None and self.failed == 0 and self.skipped_locked == 0
 
-    def as_metadata(self) -> dict[str, object]:
-        return {
-            "candidates": self.candidates, "present": self.present, "recorded": self.recorded,
-            "skipped_locked": self.skipped_locked, "failed": self.failed, "unknown": self.unknown,
-            "below_threshold": self.below_threshold, "pages": self.pages,
-            "stopped_by": self.stopped_by or "", "url_statuses": dict(self.url_statuses),
-        }
-
 
 class ReconcileService:
     """Pages the upstream for one window and records the missing candidates."""

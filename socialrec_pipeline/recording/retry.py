@@ -38,14 +38,6 @@ class RetryResult:
     statuses: Counter = field(default_factory=Counter)
     credit_exhausted: bool = False
 
-    def as_metadata(self) -> dict[str, object]:
-        return {
-            "tokens_selected": self.tokens_selected, "urls_attempted": self.urls_attempted,
-            "skipped_locked": self.skipped_locked, "external_calls": self.external_calls,
-            "exhausted": self.exhausted, "rerouted": self.rerouted,
-            "statuses": dict(self.statuses), "credit_exhausted": self.credit_exhausted,
-        }
-
 
 class RetryService:
     """Selects tokens by URL status (index-backed `$in`) and re-records the due URLs."""

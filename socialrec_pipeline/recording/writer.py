@@ -54,9 +54,6 @@ class GraphPlan:
     #: Refs on the way from each group to the root (len = uncapped distance); feeds TokenLink.of.
     path: dict[str, list[str]]
 
-    def group(self, ref: str) -> GraphGroup:
-        return next(g for g in self.graph.groups if g.ref == ref)
-
 
 def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
     """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach."""
@@ -163,10 +160,6 @@ class WriteResult:
     source_urls_added: int = 0
     metric_points: int = 0
     links_appended: int = 0
-
-    @property
-    def root(self) -> GroupIds:
-        return self.ids[self.root_ref]
 
 
 def _key_of(draft: ContentDraft) -> tuple[str, str, str] | None:
