@@ -27,6 +27,7 @@ from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, Re
 
 PAID_POOL = "paid_social_api"
 
+
 class RecordTokenConfig(dg.Config):
     token_address: str
     #: ISO-8601 with offset (or null): becomes `tokens.first_transfer_at`.
@@ -85,10 +86,11 @@ def prepare(
             metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "upstream_calls": prepared.upstream_calls},
         )
         return
-    settings = recorder.settings
+    gate_settings = recorder.settings.gate_settings()
     yield dg.Output(prepared, "token", metadata={"urls": len(prepared.planned), "upstream_calls": prepared.upstream_calls})
     for planned in prepared.planned:
-        paid = bool(planned.routed) and settings.enable_paid and planned.routed.platform in settings.paid_platforms
+        # Only URLs that will really call a paid provider take a slot of the paid pool.
+        paid = planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
 
 

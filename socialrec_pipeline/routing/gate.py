@@ -41,6 +41,10 @@ class GateSettings(BaseModel):
     enable_community: StrictBool = False
     paid_platforms: frozenset[Platform] = frozenset({Platform.TIKTOK, Platform.INSTAGRAM})
 
+    def is_paid(self, platform: Platform) -> bool:
+        """Whether calls to this platform cost money (whatever `enable_paid` says)."""
+        return platform in self.paid_platforms
+
     @field_validator("paid_platforms")
     @classmethod
     def _not_empty(cls, value: frozenset[Platform]) -> frozenset[Platform]:
@@ -110,7 +114,7 @@ def gate(routed: RoutedUrl | None, settings: GateSettings | None, supported: Sup
     if not isinstance(settings, GateSettings):
         # None means "not configured": the defaults (paid off). Anything else must validate.
         settings = GateSettings() if settings is None else GateSettings.model_validate(settings)
-    if routed.platform in settings.paid_platforms and not settings.enable_paid:
+    if settings.is_paid(routed.platform) and not settings.enable_paid:
         return GateDecision(False, FetchStatus.SKIPPED_PAID, REASON_PAID)
     if routed.source_type is SourceType.X_COMMUNITY and not settings.enable_community:
         return GateDecision(False, FetchStatus.UNSUPPORTED, REASON_COMMUNITY)
