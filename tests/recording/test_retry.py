@@ -14,10 +14,10 @@ from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.routing.source_types import SourceType
 
 from . import harness
+from .conftest import make_address
+from .graphs import RaisingGenerator
 
 OLD = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # two hours before the test clock
-from .conftest import make_address
-from .graphs import FixedGenerator, RaisingGenerator
 
 
 def rec(url, status, attempts=0, *, raw=None, source_type="x_tweet", platform="x", subtype="tweet", field="twitter", at=None):

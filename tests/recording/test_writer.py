@@ -7,7 +7,7 @@ import threading
 import pytest
 from pymongo import monitoring
 
-from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, ParentRelation, Platform
+from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.errors import GraphContractError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
 from socialrec_pipeline.recording.writer import GraphWriter, validate_graph
@@ -36,6 +36,9 @@ def _g(ref, **kw):
         (SocialObjectGraph(root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X, platform_key="  "))]), "account"),
         (SocialObjectGraph(root_ref="a", groups=[_g("a", venue=VenueDraft(platform=Platform.X, subtype="community"))]), "venue"),
         (SocialObjectGraph(root_ref="a", groups=[]), "no groups"),
+        (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="b"),
+                                                  _g("b", content=ContentDraft(platform=Platform.X, subtype="tweet", platform_key="2"))]),
+         "no url of its own"),
         (None, "expected a SocialObjectGraph"),
         ({"groups": [], "root_ref": "a"}, "expected a SocialObjectGraph"),
     ],
@@ -180,13 +183,12 @@ class _Counter(monitoring.CommandListener):
 
 
 def test_three_group_graph_takes_at_most_six_write_round_trips(mongo_uri):
+    from pymongo import MongoClient
+
     from socialrec_pipeline.store import Store
-    from socialrec_pipeline.store.client import open_client, open_database
+    from socialrec_pipeline.store.client import open_database
 
     counter = _Counter()
-    client = open_client(mongo_uri)
-    client.close()
-    from pymongo import MongoClient
     client = MongoClient(mongo_uri, event_listeners=[counter], tz_aware=True)
     db = open_database(client, "t_rt_" + TOKEN[:6].lower())
     try:
