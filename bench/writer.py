@@ -9,6 +9,7 @@ Run: .venv/bin/python bench/writer.py  (REDIS_URL / MONGODB_URI override the def
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import sys
@@ -96,7 +97,7 @@ def bench_record_token(store: Store, redis_url: str, tokens: int = 100) -> float
 def main() -> None:
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     uri = os.environ.get("MONGODB_URI")
-    with (embedded_mongo() if uri is None else _nullcontext(uri)) as mongo_uri:
+    with (embedded_mongo() if uri is None else contextlib.nullcontext(uri)) as mongo_uri:
         counter = Counter()
         client = MongoClient(mongo_uri, event_listeners=[counter], tz_aware=True)
         db = client.get_database(f"bench_writer_{uuid.uuid4().hex[:6]}", codec_options=CODEC_OPTIONS)
@@ -113,17 +114,6 @@ def main() -> None:
         client.drop_database(db.name)
         client.close()
     print(f"writer_round_trips_3_groups: {results[3]}")
-
-
-class _nullcontext:
-    def __init__(self, value):
-        self.value = value
-
-    def __enter__(self):
-        return self.value
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":
