@@ -12,8 +12,18 @@ URLs come from anyone (SPEC §10), so resolution is guarded hop by hop:
 
 Statuses: a refused hop (host, scheme, port, address) → `TargetBlocked` — deterministic, retrying
 cannot help; a loop or too many hops, DNS failure, timeouts, 429/5xx → error; 404/410 → not found.
-Resolution stops at the first Location that routes to a non-short-link type: the target itself is
-never fetched here, its own generator calls its own API.
+
+Resolution stops at the first Location that routes to a non-short-link type, and that Location is
+checked for finality BEFORE the request guards: the target itself is never requested here (its own
+generator calls its own API, and a website is a URL-only row that is never fetched), so the guards,
+which protect requests, do not refuse it. `t.co/…` → `https://someproject.xyz/` is therefore a
+`website` row, not `blocked`. The same holds for a Location that routes as a website although its
+host is an IP literal or a non-default port (`http://127.0.0.1/`, `http://169.254.169.254/…`,
+`https://t.co:8443/…`): it is recorded as a URL-only website row, exactly as if the publisher had
+written it in the `website` field, with no request to it (the web generator's urlscan enrichment
+does not query IP literals either). Only URLs that are requested — the entry URL and every hop that
+is still a short link — go through the guards; a Location that does not route at all (`file:`,
+userinfo, a bare number) is not final and is refused by them.
 
 The target is routed again and gated again (a `t.co` link may lead to a paid TikTok video while paid
 fetching is off → status `skipped_paid`; to a community while communities are off → `unsupported`).
@@ -141,9 +151,11 @@ class ShortLinkResolver:
         """Follow redirects from `url` until a Location `is_final`, a 200, or a verdict."""
         current, seen = url, set()
         for hop in range(self._max_hops + 1):
-            parsed = self.check_url(current)
+            # A Location that routes to a non-short-link target is the answer: it is returned
+            # without being requested, so the request guards below do not apply to it.
             if hop and is_final(current):
                 return current
+            parsed = self.check_url(current)
             if current in seen:
                 raise TransientProviderError(f"redirect loop at {current}")
             seen.add(current)

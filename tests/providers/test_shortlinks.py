@@ -7,6 +7,7 @@ sees public addresses (or, in the SSRF cases, private ones).
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from socialrec_pipeline.domain.enums import FetchStatus
@@ -19,6 +20,7 @@ from socialrec_pipeline.providers.shortlinks import (
     is_platform_host,
     is_public_address,
 )
+from socialrec_pipeline.providers.web import WebGenerator
 from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator
 from socialrec_pipeline.routing.route import route
 from socialrec_pipeline.routing.source_types import SourceType
@@ -89,23 +91,115 @@ def test_several_hops_and_relative_locations(fx, gen, server, transport):
 
 
 @pytest.mark.parametrize("location", [
-    "http://127.0.0.1/",
-    "http://169.254.169.254/latest/meta-data/",
-    "http://[::1]/",
-    "http://[::ffff:127.0.0.1]/",
     "http://2130706433/",
-    "https://evil.example/",
-    "https://x.com.evil.example/status/1",
     "https://user:pw@x.com/kolguy/status/1",
-    "https://t.co:8443/x",
     "file:///etc/passwd",
     "gopher://t.co/x",
 ])
-def test_redirects_off_platform_are_refused(fx, gen, server, transport, location):
+def test_redirects_that_do_not_route_are_refused(fx, gen, server, transport, location):
+    # Not a routable target, so not final: the guards judge it as a hop to request, and refuse it.
     server.route("GET", "/bad", Reply.redirect(location, 302))
     with pytest.raises(TargetBlocked):
         gen.generate(t_co("bad"), OPTS, NOW)
     assert transport.forwarded == [("t.co", "/bad")]  # the refused hop was never requested
+
+
+class OnlyShortLinkHosts(httpx.BaseTransport):
+    """Fails the test on any request whose Host is not a short-link host; forwards the rest."""
+
+    def __init__(self, inner: ForwardToServer) -> None:
+        self.inner = inner
+        self.refused: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.headers.get("host", "")
+        if host not in {"t.co", "vm.tiktok.com"}:
+            self.refused.append(str(request.url))
+            raise AssertionError(f"request to {host} ({request.url}) must never be made")
+        return self.inner.handle_request(request)
+
+
+@pytest.fixture
+def web_gen(server, transport):
+    guarded = OnlyShortLinkHosts(transport)
+    resolver = make_resolver(guarded)
+    client = TwitterApiClient(server.url + "/api", "k", timeout=2.0)
+    yield ShortLinkGenerator(resolver, route, GeneratorRegistry([XGenerator(client), WebGenerator()]))
+    resolver.close()
+    client.close()
+    assert guarded.refused == []
+
+
+def test_t_co_to_an_ordinary_website_is_a_url_only_web_row_without_fetching_it(fx, web_gen, server, transport):
+    server.route("GET", "/site", Reply.redirect("https://someproject.xyz/", 301))
+    server.route("GET", "/", Reply.html("the website itself"))
+    graph = web_gen.generate(t_co("site"), OPTS, NOW)
+    root = next(g for g in graph.groups if g.ref == graph.root_ref)
+    assert (root.content.platform, root.content.subtype) == ("web", "site")
+    assert root.content.url == root.content.platform_key == "https://someproject.xyz"
+    assert transport.forwarded == [("t.co", "/site")]  # the website host received nothing
+    assert [c.path for c in server.calls()] == ["/site"]
+
+
+@pytest.mark.parametrize(("location", "canonical"), [
+    ("http://127.0.0.1/", "https://127.0.0.1"),
+    ("http://169.254.169.254/latest/meta-data/", "https://169.254.169.254/latest/meta-data"),
+    ("http://[::1]/", "https://[::1]"),
+    ("http://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]"),
+    ("https://evil.example/", "https://evil.example"),
+    ("https://x.com.evil.example/status/1", "https://x.com.evil.example/status/1"),
+    ("https://t.co:8443/x", "https://t.co:8443/x"),
+])
+def test_redirect_to_a_target_routed_as_website_is_recorded_unfetched(fx, web_gen, server, transport,
+                                                                      location, canonical):
+    # IP literals, link-local metadata addresses and odd ports route as `website`: like the same
+    # URL written in the `website` field, they become a URL-only row, and are never requested.
+    server.route("GET", "/ssrf", Reply.redirect(location, 302))
+    graph = web_gen.generate(t_co("ssrf"), OPTS, NOW)
+    (group,) = graph.groups
+    assert (group.content.platform, group.content.subtype, group.content.url) == ("web", "site", canonical)
+    assert transport.forwarded == [("t.co", "/ssrf")]
+    assert [c.path for c in server.calls()] == ["/ssrf"]
+
+
+def test_resolver_returns_a_final_ip_literal_location_without_requesting_it(server, transport):
+    server.clear()
+    server.route("GET", "/abc", Reply.redirect("http://169.254.169.254/latest/meta-data/", 302))
+    guarded = OnlyShortLinkHosts(transport)
+    resolver = make_resolver(guarded)
+    try:
+        resolved = resolver.resolve("https://t.co/abc", is_final=lambda url: not url.startswith("https://t.co/"))
+    finally:
+        resolver.close()
+    assert resolved == "http://169.254.169.254/latest/meta-data/"
+    assert guarded.refused == [] and transport.forwarded == [("t.co", "/abc")]
+
+
+def test_a_hop_that_is_still_a_short_link_keeps_every_guard(server, transport):
+    # Not final (still a short link), so it is requested: scheme, host and DNS guards all apply.
+    server.clear()
+    server.route("GET", "/abc", Reply.redirect("https://vm.tiktok.com/ZM1", 302))
+    resolver = make_resolver(transport, resolve_host=lambda host, port: PUBLIC if host == "t.co" else ["169.254.169.254"])
+    try:
+        with pytest.raises(TargetBlocked, match="non-public"):
+            resolver.resolve("https://t.co/abc", is_final=lambda url: "tiktok" not in url and "t.co" not in url)
+    finally:
+        resolver.close()
+    assert transport.forwarded == [("t.co", "/abc")]
+
+
+def test_short_link_to_a_website_ends_with_both_urls_on_one_row(fx, web_gen, server, fresh_db):
+    from socialrec_pipeline.recording.writer import GraphWriter
+    from socialrec_pipeline.store import Store
+
+    store = Store(fresh_db)
+    store.ensure_indexes()
+    server.route("GET", "/both", Reply.redirect("https://www.someproject.xyz/?utm_source=x", 301))
+    graph = web_gen.generate(t_co("both"), OPTS, NOW)
+    GraphWriter(store).write(graph, entry_url="https://t.co/both", token_address="T" * 44, observed_at=NOW)
+    (row,) = list(store.db.contents.find({}))
+    assert [u["url"] for u in row["source_urls"]] == ["https://t.co/both", "https://someproject.xyz"]
+    assert (row["platform"], row["subtype"]) == ("web", "site")
 
 
 @pytest.mark.parametrize("addresses", [["127.0.0.1"], ["10.0.0.5"], ["169.254.169.254"], ["::1"],
