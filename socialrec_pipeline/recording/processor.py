@@ -54,7 +54,8 @@ class RecordOutcome(StrEnum):
 class PlannedUrl:
     """One distinct URL of a token, routed (or not: junk text gets `routed=None`)."""
 
-    #: The dedup key and `social_urls[].url`: canonical URL, or the raw text when unroutable.
+    #: The dedup key and `social_urls[].url`: canonical URL, or — when unroutable — the raw text
+    #: stripped, with inner whitespace collapsed to single spaces.
     url: str
     raw_url: str
     source_field: str | None
@@ -264,7 +265,9 @@ class TokenRecorder:
             if raw is None or not raw.strip():
                 continue
             routed = self.route_text(raw)
-            url = routed.canonical_url if routed else raw
+            # Unroutable text is its own key: stripped and with inner whitespace collapsed, so
+            # " N/A" and "N/A" are one entry; `raw_url` keeps the text as written.
+            url = routed.canonical_url if routed else " ".join(raw.split())
             planned.setdefault(url, PlannedUrl(url=url, raw_url=raw, source_field=source_field, routed=routed))
         return list(planned.values())
 

@@ -156,6 +156,19 @@ def test_junk_socials_each_get_a_status_and_the_token_its_marker(h, store, addre
     assert records["telegram"].url == junk and records["website"].url == "N/A"
 
 
+def test_unroutable_text_is_stripped_before_it_becomes_the_dedup_key(h, store, address):
+    # " N/A" and "N/A" are the same junk: one entry, stored stripped; raw_url keeps what was written.
+    h.upstream.put(upstream_token(address, website=" N/A", twitter="N/A", telegram="\tcoming\n  soon  "))
+    result = h.recorder.record_token(event(address), owner="w")
+    assert result.outcome is RecordOutcome.RECORDED
+    records = store.tokens.find_by_address(address).social_urls
+    assert [(r.url, r.raw_url, r.source_field) for r in records] == [
+        ("N/A", " N/A", "website"),
+        ("coming soon", "\tcoming\n  soon  ", "telegram"),
+    ]
+    assert all(r.status == "unsupported" and r.attempts == 0 for r in records)
+
+
 def test_one_failing_url_never_stops_the_others(store, redis_client, address):
     gens = [
         RaisingGenerator({SourceType.X_TWEET}, TargetNotFound("deleted tweet")),
