@@ -143,6 +143,7 @@ def main() -> None:
             print(f"warm-up (daemon start + first run): {warm[warmup] - started:.1f} s", flush=True)
 
             published: dict[str, float] = {}
+            published_from = time.time()
             for addr in measured:
                 published[addr] = publish(addr)
                 publish(addr)  # an at-least-once duplicate
@@ -161,20 +162,45 @@ def main() -> None:
             channel.queue_delete(dead_letter_queue(queue))
             connection.close()
 
-        from dagster import DagsterInstance, RunsFilter
+        from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+        from dagster._core.scheduler.instigation import InstigatorType
 
         os.environ["DAGSTER_HOME"] = str(home)
         with DagsterInstance.get() as instance:
             runs = instance.get_runs(filters=RunsFilter(job_name="record_token_job"))
             records = instance.get_run_records(filters=RunsFilter(job_name="record_token_job"))
-        # Where the time goes: sensor pick-up, queue + process launch, execution.
-        phases: dict[str, list[float]] = {"publish->run created": [], "created->started": [], "started->ended": []}
-        for rec in records:
-            addr = rec.dagster_run.tags.get("socialrec/token_address")
-            if addr in published and rec.start_time and rec.end_time:
-                phases["publish->run created"].append(rec.create_timestamp.timestamp() - published[addr])
-                phases["created->started"].append(rec.start_time - rec.create_timestamp.timestamp())
-                phases["started->ended"].append(rec.end_time - rec.start_time)
+            # Where the time goes: sensor pick-up (publish -> run created by a tick), queue wait
+            # (created -> dequeued and launched: RUN_STARTING), process start (-> the run worker's
+            # RUN_STARTED), run (-> RUN_SUCCESS/FAILURE), and marker seen by this poller.
+            phases: dict[str, list[float]] = {
+                "pick-up (publish->run created)": [], "queue (created->launched)": [],
+                "process start (launched->started)": [], "queue+start (created->started)": [],
+                "run (started->ended)": [],
+            }
+            for rec in records:
+                addr = rec.dagster_run.tags.get("socialrec/token_address")
+                if addr in published and rec.start_time and rec.end_time:
+                    created = rec.create_timestamp.timestamp()
+                    phases["pick-up (publish->run created)"].append(created - published[addr])
+                    starting = instance.get_records_for_run(
+                        rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING, limit=1
+                    ).records
+                    if starting:
+                        launched = starting[0].timestamp
+                        phases["queue (created->launched)"].append(launched - created)
+                        phases["process start (launched->started)"].append(rec.start_time - launched)
+                    phases["queue+start (created->started)"].append(rec.start_time - created)
+                    phases["run (started->ended)"].append(rec.end_time - rec.start_time)
+            failed = [
+                (rec.dagster_run, instance.get_records_for_run(
+                    rec.dagster_run.run_id, of_type=DagsterEventType.RUN_FAILURE, limit=1).records)
+                for rec in records if rec.dagster_run.status != DagsterRunStatus.SUCCESS
+            ]
+            tick_gaps: list[float] = []
+            for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+                ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=published_from)
+                stamps = sorted(t.timestamp for t in ticks)
+                tick_gaps += [b - a for a, b in zip(stamps, stamps[1:])]
         per_token = {a: sum(1 for r in runs if r.tags.get("socialrec/token_address") == a) for a in measured}
         statuses = {}
         for r in runs:
@@ -187,9 +213,18 @@ def main() -> None:
     print(f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); run statuses: {statuses}")
     if not latencies:
         raise SystemExit("no marker written")
+    for run, failure in failed:
+        which = "warm-up" if run.tags.get("socialrec/token_address") == warmup else "measured"
+        why = failure[0].event_log_entry.message if failure else ""
+        print(f"  not successful: {run.run_id[:8]} ({which}) {run.status.value} {why[:200]}")
+    if tick_gaps:
+        print(f"sensor ticks: {len(tick_gaps) + 1}, gap between tick starts p50 {percentile(tick_gaps, 0.5):.1f} s, "
+              f"max {max(tick_gaps):.1f} s")
+    print("breakdown (per measured run):")
     for phase, values in phases.items():
         if values:
             print(f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
           f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s")
     print(f"publish_to_marker_p50_s: {percentile(latencies, 0.5):.2f}")
