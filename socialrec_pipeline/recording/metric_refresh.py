@@ -5,6 +5,12 @@ of each recent link's entry URL (`source_url`) and appends a point for every obj
 identity key matches an object that URL linked. Rows themselves are not updated (re-observation
 writes metrics only). Bounded by a per-run budget of generator calls; paid platforms are skipped
 while paid fetching is off; series stay capped by `append_point`'s `$slice`.
+
+Out-of-credit (SPEC §6, as for recording and retry): once a paid provider answers out-of-credit,
+no paid provider is called again for the rest of the run. The run shares one `CreditGuard`
+(an `InMemoryCreditGuard` per run by default; a caller may pass a `PaidCreditGuard` to share the
+flag across processes); later URLs on paid platforms are counted as `skipped["credit_exhausted"]`
+and cost no generator call. The URL that met it counts as `skipped["skipped_paid"]`.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
+from socialrec_pipeline.domain.errors import OutOfCredit
 from socialrec_pipeline.domain.models import MetricPoint
 from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.writer import validate_graph
 
@@ -31,6 +39,7 @@ class MetricRefreshResult:
     points_appended: int = 0
     skipped: Counter = field(default_factory=Counter)
     budget_exhausted: bool = False
+    credit_exhausted: bool = False
 
 
 class MetricRefreshService:
@@ -42,8 +51,16 @@ class MetricRefreshService:
         self.settings = recorder.settings
         self.clock = clock or (lambda: datetime.now(timezone.utc))
 
-    def run(self, lookback: timedelta, budget: int, *, link_scan_limit: int = 5000) -> MetricRefreshResult:
+    def run(
+        self,
+        lookback: timedelta,
+        budget: int,
+        *,
+        link_scan_limit: int = 5000,
+        credit_guard: CreditGuard | None = None,
+    ) -> MetricRefreshResult:
         result = MetricRefreshResult()
+        guard = credit_guard or InMemoryCreditGuard()  # one guard for the whole run
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
         links = self.store.links.find_linked_since(self.clock() - lookback, platforms, link_scan_limit)
         linked: dict[str, set] = {}
@@ -64,11 +81,19 @@ class MetricRefreshService:
             if not decision.allowed or generator is None:
                 result.skipped[str(decision.status or "unsupported")] += 1
                 continue
+            if routed.platform in self.settings.paid_platforms and guard.is_exhausted():
+                result.skipped["credit_exhausted"] += 1
+                continue
             observed = self.clock()
             result.generator_calls += 1
             try:
                 graph = generator.generate(routed, GenerateOptions(enable_community=self.settings.enable_community), observed)
                 validate_graph(graph, url)
+            except OutOfCredit as exc:  # no paid provider is called again in this run
+                log.info("metric refresh of %s: out of credit (%s); paid URLs skipped from here", url, exc)
+                guard.mark_exhausted()
+                result.skipped["skipped_paid"] += 1
+                continue
             except Exception as exc:  # one URL never stops the run
                 log.info("metric refresh of %s failed: %s", url, exc)
                 result.skipped["error"] += 1
@@ -81,6 +106,7 @@ class MetricRefreshService:
                     self.store.metrics.append_point(kind, object_id, platform, point)
                     refreshed.add((kind, object_id))
                     result.points_appended += 1
+        result.credit_exhausted = guard.is_exhausted()
         return result
 
     def _observed(self, graph, url: str, canonical: str):
