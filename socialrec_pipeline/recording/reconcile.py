@@ -5,7 +5,9 @@ No progress collection: progress IS the existence of the `tokens` marker, so a r
 simply drops out of the next run's difference. One `find_existing_addresses` per page; the rest go
 through the stream's own `TokenRecorder` path (the upstream token is already in hand, so no
 `get_token`). The run stops only between tokens: a token cut in half would leave URLs written
-without a marker and pay their external calls again next time.
+without a marker and pay their external calls again next time. The deadline is checked before each
+token and before each upstream page request (including the first), so a window whose tokens
+already exist stops paging once the deadline has passed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class ReconcileResult:
-    """Counts of one window (run metadata). `stopped_by` is None when the window was finished."""
+    """Counts of one window (run metadata). `stopped_by` is None when the window was finished.
+
+    A deadline that passes while the last page is worked on reads as `"deadline"`: whether another
+    page exists is only known by requesting it, which the deadline forbids. The result is then not
+    `converged` (the safe side); the next run re-reads the window and finds those tokens present.
+    """
 
     candidates: int = 0
     present: int = 0
@@ -77,8 +84,16 @@ class ReconcileService:
         """Reconcile `[from_, to)`. Upstream errors and infrastructure errors raise."""
         owner = owner or f"reconcile-{uuid.uuid4().hex}"
         result = ReconcileResult()
-        pages = self.upstream.iter_token_pages(from_, to, af_group_ids, self.settings.reconcile_page_limit)
-        for page in pages:
+        pages = iter(self.upstream.iter_token_pages(from_, to, af_group_ids, self.settings.reconcile_page_limit))
+        while True:
+            # The deadline is checked before every upstream request too, not only before a token:
+            # a window whose tokens all exist would otherwise page on long after it.
+            if self._past(deadline):
+                result.stopped_by = "deadline"
+                return result
+            page = next(pages, None)
+            if page is None:
+                return result
             result.pages += 1
             candidates = []
             for token in page:
@@ -96,11 +111,13 @@ class ReconcileService:
             for token in candidates:
                 if token.address in existing:
                     continue
-                if deadline is not None and self.clock() >= deadline:
+                if self._past(deadline):
                     result.stopped_by = "deadline"
                     return result
                 self._record(token, owner, result)
-        return result
+
+    def _past(self, deadline: datetime | None) -> bool:
+        return deadline is not None and self.clock() >= deadline
 
     def _record(self, token, owner: str, result: ReconcileResult) -> None:
         try:

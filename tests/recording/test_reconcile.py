@@ -99,6 +99,50 @@ def test_reconcile_skips_locked_tokens_and_stops_at_the_deadline_between_tokens(
         env.server.stop()
 
 
+class _PagesTakeAMinute:
+    """The real SolTracker client, with the test clock moving one minute per page served."""
+
+    def __init__(self, client, clock) -> None:
+        self._client, self._clock = client, clock
+
+    def iter_token_pages(self, *args, **kwargs):
+        for page in self._client.iter_token_pages(*args, **kwargs):
+            self._clock.now += timedelta(minutes=1)
+            yield page
+
+
+def test_reconcile_requests_no_further_page_after_the_deadline_when_every_token_exists(store, redis_client, clock):
+    env = harness.build(store, redis_client, clock, settings=RecordingSettings(reconcile_page_limit=2))
+    try:
+        for i in range(6):  # three pages of two, every token already recorded
+            address = make_address(40 + i)
+            env.upstream.put(harness_token(address, _at(i)))
+            store.tokens.write_marker(Token.of(address=address, discovered_at=clock()))
+        upstream = _PagesTakeAMinute(env.client, clock)
+        result = ReconcileService(store, upstream, env.recorder, clock=clock).run_window(
+            FROM, TO, [], deadline=clock() + timedelta(seconds=30))
+        assert env.soltracker_calls() == 1  # the first page passed the deadline: no second request
+        assert (result.pages, result.present, result.recorded) == (1, 2, 0)
+        assert result.stopped_by == "deadline" and not result.converged
+        # Without a deadline the same window is read to the end.
+        full = ReconcileService(store, upstream, env.recorder, clock=clock).run_window(FROM, TO, [])
+        assert (full.pages, full.present, full.stopped_by) == (3, 6, None) and env.soltracker_calls() == 4
+    finally:
+        env.server.stop()
+
+
+def test_reconcile_past_its_deadline_before_the_first_page_asks_the_upstream_nothing(store, redis_client, clock):
+    env = harness.build(store, redis_client, clock)
+    try:
+        env.upstream.put(harness_token(make_address(50), _at(1)))
+        result = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(
+            FROM, TO, [], deadline=clock())
+        assert env.soltracker_calls() == 0
+        assert (result.pages, result.stopped_by) == (0, "deadline")
+    finally:
+        env.server.stop()
+
+
 def test_a_malformed_page_raises_rather_than_reading_as_empty(store, redis_client, clock):
     env = harness.build(store, redis_client, clock)
     try:
