@@ -242,6 +242,11 @@ class GraphWriter:
         if not groups:
             return
         wanted_urls = {g.ref: self._urls_of(g, plan.graph.root_ref, entry_url) for g in groups}
+        # Ids of rows we tried to insert in a round that lost a race. An ordered insert stops at
+        # the first duplicate, so the rows before it did go in: they are ours, and when the next
+        # round finds them they count as inserted, not as existing. Ids are issued here, so a row
+        # carrying one of them can only come from this writer.
+        attempted: set[ObjectId] = set()
         for round_ in range(_MAX_CONTENT_ROUNDS):
             by_url: dict[str, Content] = {}
             for row in self.store.contents.find_by_source_urls(u for us in wanted_urls.values() for u in us):
@@ -256,12 +261,16 @@ class GraphWriter:
             additions: list[tuple[ObjectId, SourceUrlEntry]] = []
             planned: dict[str | tuple, ObjectId] = {}  # same content twice in one graph → one row
             existing = 0
+            ours: set[ObjectId] = set()  # rows an earlier round of this write inserted
             for g in groups:
                 draft, urls, key = g.content, wanted_urls[g.ref], _key_of(g.content)
                 row = next((by_url[u] for u in urls if u in by_url), None) or (by_key.get(key) if key else None)
                 if row is not None:
                     ids[g.ref].content_id = row.id
-                    existing += 1
+                    if row.id in attempted:
+                        ours.add(row.id)
+                    else:
+                        existing += 1
                     additions += [(row.id, _entry(u, observed)) for u in urls if u not in row.urls]
                     continue
                 known = next((planned[u] for u in urls if u in planned), None) or (planned.get(key) if key else None)
@@ -281,8 +290,9 @@ class GraphWriter:
             except (BulkWriteError, DuplicateKeyError) as exc:
                 if not _only_duplicates(exc) or round_ == _MAX_CONTENT_ROUNDS - 1:
                     raise
+                attempted.update(c.id for c in new_rows)
                 continue  # a concurrent writer won some rows: re-resolve and insert the rest
-            result.contents_inserted += len(new_rows)
+            result.contents_inserted = len(new_rows) + len(ours)
             result.contents_existing = existing
             break
         if additions:

@@ -202,3 +202,98 @@ def test_three_group_graph_takes_at_most_six_write_round_trips(mongo_uri):
     finally:
         client.drop_database(db.name)
         client.close()
+
+
+class _PausingContents:
+    """`store.contents` for one writer whose ordered bulk insert is interrupted after its first row:
+    the first row goes in, then the other writer runs to completion, then the rest is inserted.
+    That is one legal interleaving of two ordered `insert_many` calls on a real server."""
+
+    def __init__(self, inner, paused: threading.Event, resume: threading.Event) -> None:
+        self._inner = inner
+        self._paused, self._resume = paused, resume
+        self._first = True
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def insert_many(self, contents):
+        if not self._first or len(contents) < 2:
+            return self._inner.insert_many(contents)
+        self._first = False
+        ids = self._inner.insert_many(contents[:1])
+        self._paused.set()
+        assert self._resume.wait(10), "the other writer never finished"
+        return ids + self._inner.insert_many(contents[1:])
+
+
+class _StoreWith:
+    def __init__(self, store, contents) -> None:
+        self._store, self.contents = store, contents
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_two_writers_racing_on_one_graph_count_every_inserted_row_once(store):
+    """Writer A inserts the original, writer B then inserts the quoting tweet, A's insert of that
+    tweet loses to B's. Rows are right either way; the counts must add up to the rows too."""
+    paused, resume = threading.Event(), threading.Event()
+    results: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def writer_a() -> None:
+        try:
+            pausing = _StoreWith(store, _PausingContents(store.contents, paused, resume))
+            results["a"] = GraphWriter(pausing).write(tweet_with_quote(), entry_url=ENTRY, token_address=TOKEN)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+            paused.set()
+
+    def writer_b() -> None:
+        try:
+            assert paused.wait(10)
+            results["b"] = GraphWriter(store).write(tweet_with_quote(), entry_url=ENTRY, token_address=TOKEN)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            resume.set()
+
+    threads = [threading.Thread(target=writer_a), threading.Thread(target=writer_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    a, b = results["a"], results["b"]
+    assert store.db.contents.count_documents({}) == 2
+    assert (b.contents_inserted, b.contents_existing) == (1, 1)  # B found A's original, inserted the tweet
+    assert a.contents_inserted + b.contents_inserted == 2
+    assert (a.contents_inserted, a.contents_existing) == (1, 1)  # A's original is A's, the tweet B's
+    assert a.ids["t"].content_id == b.ids["t"].content_id and a.ids["q"].content_id == b.ids["q"].content_id
+
+
+def test_many_writers_racing_on_one_graph_insert_counts_sum_to_the_rows(store):
+    for round_ in range(10):
+        graph_args = dict(tweet_id=f"r{round_}", quoted_id=f"o{round_}", author=f"ra{round_}", quoted_author=f"rq{round_}")
+        barrier = threading.Barrier(4)
+        inserted: list[int] = []
+        errors: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                barrier.wait()
+                written = GraphWriter(store).write(tweet_with_quote(**graph_args),
+                                                   entry_url=f"https://x.com/i/status/r{round_}", token_address=TOKEN)
+                inserted.append(written.contents_inserted)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert not errors
+        rows = store.db.contents.count_documents({"platform_key": {"$in": [f"r{round_}", f"o{round_}"]}})
+        assert rows == 2 and sum(inserted) == rows, (round_, inserted)
