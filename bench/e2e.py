@@ -87,11 +87,27 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """user + system CPU of the live processes in a process group (the daemon and its code server)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the command: state, ppid, pgrp, ...
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=10)
     parser.add_argument("--spacing", type=float, default=1.5, help="seconds between tokens' events")
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--idle-seconds", type=float, default=0,
+                        help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)")
     args = parser.parse_args()
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
@@ -150,6 +166,13 @@ def main() -> None:
                 connection.process_data_events(time_limit=args.spacing)
             seen: dict[str, float] = {}
             marker_times(measured, seen, time.time() + args.timeout)
+            idle = None
+            if args.idle_seconds:
+                time.sleep(2)  # let the last runs' processes exit
+                cpu, idle_from = group_cpu_seconds(daemon.pid), time.time()
+                while time.time() < idle_from + args.idle_seconds:
+                    connection.process_data_events(time_limit=1)
+                idle = (idle_from, time.time(), group_cpu_seconds(daemon.pid) - cpu)
         finally:
             if daemon is not None:
                 os.killpg(daemon.pid, signal.SIGTERM)
@@ -197,10 +220,15 @@ def main() -> None:
                 for rec in records if rec.dagster_run.status != DagsterRunStatus.SUCCESS
             ]
             tick_gaps: list[float] = []
+            tick_durations: list[float] = []
+            idle_ticks = 0
             for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
                 ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=published_from)
                 stamps = sorted(t.timestamp for t in ticks)
                 tick_gaps += [b - a for a, b in zip(stamps, stamps[1:])]
+                tick_durations += [t.end_timestamp - t.timestamp for t in ticks if t.end_timestamp]
+                if idle:
+                    idle_ticks += sum(1 for t in stamps if idle[0] <= t < idle[1])
         per_token = {a: sum(1 for r in runs if r.tags.get("socialrec/token_address") == a) for a in measured}
         statuses = {}
         for r in runs:
@@ -219,7 +247,11 @@ def main() -> None:
         print(f"  not successful: {run.run_id[:8]} ({which}) {run.status.value} {why[:200]}")
     if tick_gaps:
         print(f"sensor ticks: {len(tick_gaps) + 1}, gap between tick starts p50 {percentile(tick_gaps, 0.5):.1f} s, "
-              f"max {max(tick_gaps):.1f} s")
+              f"max {max(tick_gaps):.1f} s; tick duration p50 {percentile(tick_durations, 0.5):.2f} s")
+    if idle:
+        seconds = idle[1] - idle[0]
+        print(f"idle {seconds:.0f} s: {idle_ticks} sensor ticks; daemon + code server CPU {idle[2]:.2f} s "
+              f"({100 * idle[2] / seconds:.1f}% of one core)")
     print("breakdown (per measured run):")
     for phase, values in phases.items():
         if values:
