@@ -6,6 +6,10 @@ ordinal ("how many tokens had linked this object by time T"). The only removal i
 
 Queries whose predicates are not a plain prefix of their index name it (`hint`): the embedded
 server would otherwise scan the collection (e.g. `object_id` + `linked_at` skips `link_depth`).
+
+Time bounds (`as_of`, `since`) must be timezone-aware: stored times are UTC, and a naive bound
+would silently be read as UTC by the driver, shifting the answer by the caller's offset. A naive
+one raises `ValueError` naming the argument.
 """
 
 from __future__ import annotations
@@ -26,6 +30,12 @@ from socialrec_pipeline.store.rows import stamped
 _BY_OBJECT = "idx_links_object_linked"
 
 
+def _require_aware(name: str, moment: datetime) -> datetime:
+    if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
+        raise ValueError(f"{name} must be a timezone-aware datetime (UTC), got naive {moment!r}")
+    return moment
+
+
 class TokenLinkRepository:
     def __init__(self, db: Database) -> None:
         self._col = collection(db, TOKEN_LINKS)
@@ -41,12 +51,14 @@ class TokenLinkRepository:
         self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
     ) -> int:
         """Links to the object made at or before `as_of` (idx_links_object_linked)."""
+        _require_aware("as_of", as_of)
         query = self._object_query(object_id, as_of, link_depth)
         return self._col.count_documents(query, hint=_BY_OBJECT)
 
     def find_by_object_as_of(
         self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None
     ) -> list[TokenLink]:
+        _require_aware("as_of", as_of)
         query = self._object_query(object_id, as_of, link_depth)
         cursor = self._col.find(query).hint(_BY_OBJECT).sort("linked_at", 1)
         return [TokenLink.from_document(d) for d in cursor]
@@ -54,7 +66,7 @@ class TokenLinkRepository:
     def find_by_token(self, token_address: str, as_of: datetime | None = None) -> list[TokenLink]:
         query: dict = {"token_address": token_address}
         if as_of is not None:
-            query["linked_at"] = {"$lte": as_of}
+            query["linked_at"] = {"$lte": _require_aware("as_of", as_of)}
         return [TokenLink.from_document(d) for d in self._col.find(query).sort("linked_at", 1)]
 
     def delete_by_token_and_source_url(self, token_address: str, source_url: str) -> int:
@@ -73,6 +85,7 @@ class TokenLinkRepository:
         The platform is always constrained (all codes when None) so the query stays on
         idx_links_platform_linked; `linked_at` alone has no index.
         """
+        _require_aware("since", since)
         codes = [str(p) for p in (platforms if platforms is not None else Platform)]
         if not codes:
             return []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
+import pytest
 from bson import ObjectId
 
 from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, Platform
@@ -128,3 +131,29 @@ def test_writes_keep_only_the_metrics_the_spec_allows_for_the_series_kind(store)
     accounts = store.metrics.find_by_object(ObjectKind.ACCOUNTS, account_id).points
     assert [p.metrics for p in accounts] == [{"followers": 5}, {"followers": 5}]
     assert store.metrics.find_latest_point(ObjectKind.CONTENTS, content_id).metrics == {"viewCount": 9}
+
+
+NAIVE = datetime(2026, 11, 1, 12, 0)
+
+
+@pytest.mark.parametrize(("call", "argument"), [
+    (lambda links: links.count_by_object_as_of(ObjectId(), NAIVE), "as_of"),
+    (lambda links: links.count_by_object_as_of(ObjectId(), NAIVE, link_depth=0), "as_of"),
+    (lambda links: links.find_by_object_as_of(ObjectId(), NAIVE), "as_of"),
+    (lambda links: links.find_by_token("So1", as_of=NAIVE), "as_of"),
+    (lambda links: links.find_linked_since(NAIVE), "since"),
+    (lambda links: links.find_linked_since(NAIVE, [Platform.X]), "since"),
+    (lambda links: links.find_linked_since(NAIVE, []), "since"),
+])
+def test_naive_datetimes_are_refused_naming_the_argument(store, call, argument):
+    # Stored times are UTC; a naive bound would be read as UTC silently and shift the answer.
+    with pytest.raises(ValueError, match=rf"\b{argument}\b.*timezone-aware"):
+        call(store.links)
+
+
+def test_aware_bounds_in_any_zone_are_accepted(store):
+    obj = ObjectId()
+    store.links.append_many([link(obj, unique("So"), h(0))])
+    plus_two = timezone(timedelta(hours=2))
+    assert store.links.count_by_object_as_of(obj, h(0).astimezone(plus_two)) == 1
+    assert store.links.find_by_token("nobody", as_of=h(0).astimezone(plus_two)) == []
