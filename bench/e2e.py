@@ -229,6 +229,8 @@ def main() -> None:
                 tick_durations += [t.end_timestamp - t.timestamp for t in ticks if t.end_timestamp]
                 if idle:
                     idle_ticks += sum(1 for t in stamps if idle[0] <= t < idle[1])
+        warmup_runs = sum(1 for r in runs if r.tags.get("socialrec/token_address") == warmup)
+        untracked = [r for r in runs if r.tags.get("socialrec/token_address") not in {warmup, *measured}]
         per_token = {a: sum(1 for r in runs if r.tags.get("socialrec/token_address") == a) for a in measured}
         statuses = {}
         for r in runs:
@@ -238,7 +240,10 @@ def main() -> None:
     latencies = [seen[a] - published[a] for a in measured if a in seen]
     shutil.rmtree(home, ignore_errors=True)
     print(f"tokens: {len(measured)} (each published twice), recorded: {len(latencies)}")
-    print(f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); run statuses: {statuses}")
+    print(f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); warm-up token: "
+          f"{warmup_runs}; other: {len(untracked)}; run statuses: {statuses}")
+    for r in untracked:
+        print(f"  other run: {r.run_id[:8]} {r.status.value} tags {dict(r.tags)}")
     if not latencies:
         raise SystemExit("no marker written")
     for run, failure in failed:
