@@ -4,9 +4,11 @@ Publishes N below-threshold `token.flow` messages to a throw-away queue, drains 
 consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N), publishes them again and
 drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
 threshold, batched acks, the idle wait at the end). Prints both rates; the last line is
-`sensor_drain_ratio: <sensor rate / bare rate>`.
+`sensor_drain_ratio: <sensor rate / bare rate>`. Before that, what one empty-queue tick of
+`token_flow_sensor` costs (the function the code server evaluates every tick: broker connection,
+topology declaration, one inbox query, the active-runs lookup): wall time and this thread's CPU.
 
-    .venv/bin/python bench/sensor.py [--messages 20000]
+    .venv/bin/python bench/sensor.py [--messages 20000] [--empty-ticks 20]
 
 Needs RabbitMQ (RABBITMQ_URL) and MongoDB (MONGODB_URI, else an embedded SecantusDB).
 """
@@ -86,11 +88,39 @@ def mongo():
         yield embedded
 
 
+def empty_ticks(uri: str, db_name: str, env_name: str, ticks: int) -> tuple[float, float]:
+    """Median wall seconds and mean CPU seconds (this thread: the embedded Mongo server's threads
+    are not counted) of one `token_flow_sensor` tick on an empty queue."""
+    import dagster as dg
+
+    from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
+    from socialrec_pipeline.defs.token_flow import token_flow_sensor
+
+    resources = {
+        "mongo": MongoResource(uri=uri, database=db_name),
+        "rabbitmq": RabbitMQResource(url=RABBITMQ_URL, env=env_name),
+        "recording": RecordingSettingsResource(),
+    }
+    walls, cpu = [], 0.0
+    with dg.DagsterInstance.ephemeral() as instance:
+        token_flow_sensor(dg.build_sensor_context(instance=instance, resources=resources))  # warm
+        for _ in range(ticks):
+            context = dg.build_sensor_context(instance=instance, resources=resources)
+            wall, cpu0 = time.perf_counter(), time.thread_time()
+            token_flow_sensor(context)
+            cpu += time.thread_time() - cpu0
+            walls.append(time.perf_counter() - wall)
+    return sorted(walls)[len(walls) // 2], cpu / ticks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=20_000)
-    n = parser.parse_args().messages
-    queue = queue_name_for(f"bench{uuid.uuid4().hex[:8]}")
+    parser.add_argument("--empty-ticks", type=int, default=20)
+    args = parser.parse_args()
+    n = args.messages
+    env_name = f"bench{uuid.uuid4().hex[:8]}"
+    queue = queue_name_for(env_name)
     connection = open_connection(RABBITMQ_URL)
     channel = declare_topology(connection, queue)
     with mongo() as uri:
@@ -99,6 +129,10 @@ def main() -> None:
         inbox = RecordInbox(db)
         inbox.ensure_indexes()
         try:
+            if args.empty_ticks:
+                tick_wall, tick_cpu = empty_ticks(uri, db.name, env_name, args.empty_ticks)
+                print(f"empty-queue sensor tick: {tick_wall * 1000:.0f} ms wall (median), "
+                      f"{tick_cpu * 1000:.0f} ms CPU (mean of {args.empty_ticks})", flush=True)
             publish(channel, n)
             wait_depth(channel, queue, n)
             bare_s = bare_drain(queue, n)
