@@ -159,12 +159,16 @@ def main() -> None:
             print(f"warm-up (daemon start + first run): {warm[warmup] - started:.1f} s", flush=True)
 
             published: dict[str, float] = {}
+            seen: dict[str, float] = {}
             published_from = time.time()
             for addr in measured:
                 published[addr] = publish(addr)
                 publish(addr)  # an at-least-once duplicate
-                connection.process_data_events(time_limit=args.spacing)
-            seen: dict[str, float] = {}
+                # Markers are polled while publishing too: polling only afterwards added up to
+                # tokens x spacing (15 s by default) to the first tokens' latency.
+                next_at = time.time() + args.spacing
+                marker_times(list(published), seen, next_at)
+                connection.process_data_events(time_limit=max(0.0, next_at - time.time()))
             marker_times(measured, seen, time.time() + args.timeout)
             idle = None
             if args.idle_seconds:
@@ -200,10 +204,13 @@ def main() -> None:
                 "process start (launched->started)": [], "queue+start (created->started)": [],
                 "run (started->ended)": [],
             }
+            by_token: dict[str, str] = {}
             for rec in records:
                 addr = rec.dagster_run.tags.get("socialrec/token_address")
                 if addr in published and rec.start_time and rec.end_time:
                     created = rec.create_timestamp.timestamp()
+                    by_token[addr] = (f"created +{created - published[addr]:.1f} s, started "
+                                      f"+{rec.start_time - published[addr]:.1f} s, ended +{rec.end_time - published[addr]:.1f} s")
                     phases["pick-up (publish->run created)"].append(created - published[addr])
                     starting = instance.get_records_for_run(
                         rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING, limit=1
@@ -261,6 +268,9 @@ def main() -> None:
     for phase, values in phases.items():
         if values:
             print(f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s")
+    slowest = max((a for a in measured if a in seen), key=lambda a: seen[a] - published[a], default=None)
+    if slowest:
+        print(f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; run {by_token.get(slowest, 'n/a')}")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
           f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s")
