@@ -67,7 +67,7 @@ def _totals(cursor: str | None, tick: dict[str, int]) -> dict[str, int]:
     job_name=RECORD_TOKEN_JOB,
     # The daemon's sensor loop wakes every 5 s (fixed in Dagster 1.13) and skips a sensor whose
     # last tick began less than this long ago. At 5 the tick that began just after the previous
-    # wake-up usually loses that comparison, so ticks came every 10 s; 2 lets every wake-up tick
+    # wake-up often lost that comparison, so many ticks came 10 s apart; 2 lets every wake-up tick
     # (a tick every 5 s) and still bounds ticks if the loop ever gets faster. An empty-queue tick
     # is ~0.13 s wall, ~20 ms CPU in this function (bench/sensor.py; docs/decisions.md, Dagster).
     minimum_interval_seconds=2,
