@@ -112,6 +112,8 @@ def main() -> None:
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
     queue = queue_name_for(env_name)
+    # An exchange of the bench's own: nobody else's events reach its queue, its events reach no one.
+    exchange = f"{EXCHANGE}.{env_name}"
     warmup, measured = address(), [address() for _ in range(args.tokens)]
     home = Path(tempfile.mkdtemp(prefix="socialrec-e2e-home-"))
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
@@ -121,10 +123,11 @@ def main() -> None:
         client = open_client(uri)
         db = open_database(client, db_name)
         connection = open_connection(RABBITMQ_URL)
-        channel = declare_topology(connection, queue)  # so no event is published before the queue exists
+        channel = declare_topology(connection, queue, exchange)  # so no event is published before the queue exists
         env = {
             **os.environ, "DAGSTER_HOME": str(home), "MONGODB_URI": uri, "MONGODB_DATABASE": db_name,
             "SOCIALREC_ENV": env_name, "RABBITMQ_URL": RABBITMQ_URL, "REDIS_URL": REDIS_URL,
+            "RABBITMQ_EXCHANGE": exchange,
             "SOL_TRACKER_BASE_URL": urls["soltracker"], "SOL_TRACKER_API_KEY": ST_KEY,
             "TWITTERAPI_BASE_URL": urls["x"], "TWITTERAPI_API_KEY": "bench-x-key",
             "GITHUB_API_BASE_URL": urls["github"], "TELEGRAM_BASE_URL": urls["telegram"],
@@ -140,7 +143,7 @@ def main() -> None:
             def publish(addr: str) -> float:
                 body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
                 at = time.time()
-                channel.basic_publish(EXCHANGE, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
+                channel.basic_publish(exchange, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
                 return at
 
             def marker_times(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
@@ -187,6 +190,7 @@ def main() -> None:
             log.close()
             channel.queue_delete(queue)
             channel.queue_delete(dead_letter_queue(queue))
+            channel.exchange_delete(exchange)
             connection.close()
 
         from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter

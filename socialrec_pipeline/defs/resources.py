@@ -15,7 +15,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from socialrec_pipeline.store.client import open_client, open_database
-from socialrec_pipeline.stream.broker import queue_name_for
+from socialrec_pipeline.stream.broker import EXCHANGE, queue_name_for
 
 # -- helpers -----------------------------------------------------------------------------------
 
@@ -82,6 +82,9 @@ class RabbitMQResource(dg.ConfigurableResource):
 
     url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
     env: str = "dev"
+    #: The producer's exchange. Only tests, benchmarks and the sandbox set another one, so their
+    #: events never reach the queues of other consumers on the same broker.
+    exchange: str = EXCHANGE
 
     @property
     def queue(self) -> str:
@@ -246,6 +249,7 @@ def resources_from_env() -> dict[str, Any]:
         "rabbitmq": RabbitMQResource(
             url=env_or("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"),
             env=env_or("SOCIALREC_ENV", "dev"),
+            exchange=env_or("RABBITMQ_EXCHANGE", EXCHANGE),
         ),
         "soltracker": SolTrackerResource(
             base_url=dg.EnvVar("SOL_TRACKER_BASE_URL"),

@@ -84,7 +84,9 @@ def token_flow_sensor(
     threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
     store = mongo.store()
     inbox = RecordInbox(store.db)
-    drained = TokenFlowDrain(rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS).run()
+    drained = TokenFlowDrain(
+        rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS, exchange=rabbitmq.exchange
+    ).run()
     for reason, count in drained.invalid_reasons.most_common():
         context.log.warning(f"dead-lettered {count} token.flow message(s): {reason}")
 

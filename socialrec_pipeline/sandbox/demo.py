@@ -21,6 +21,8 @@ from socialrec_pipeline.sandbox.platforms import apify, github, reddit, telegram
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 
 SANDBOX_ENV = "sandbox"
+#: The sandbox's own exchange: sample events never reach the queues bound to the producer's one.
+SANDBOX_EXCHANGE = "solTokenFlowTopicExchange.sandbox"
 DEFAULT_PORT_BASE = 18080
 SOLTRACKER_KEY = "sandbox-soltracker-key"
 X_KEY = "sandbox-x-key"
@@ -74,6 +76,7 @@ def environment(urls: dict[str, str]) -> dict[str, str]:
     """The variables the code location reads, pointed at the stand-ins (sandbox keys only)."""
     return {
         "SOCIALREC_ENV": SANDBOX_ENV,
+        "RABBITMQ_EXCHANGE": SANDBOX_EXCHANGE,
         "SOL_TRACKER_BASE_URL": urls["soltracker"],
         "SOL_TRACKER_API_KEY": SOLTRACKER_KEY,
         "TWITTERAPI_BASE_URL": urls["x"],
@@ -139,20 +142,23 @@ def sample_events(now: datetime) -> list[tuple[str, bytes]]:
     ]
 
 
-def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV) -> int:
-    """Publish the samples to the producer's exchange (declaring our queue so nothing is dropped)."""
+def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange: str | None = None) -> int:
+    """Publish the samples to the sandbox's own exchange (declaring our queue so nothing is
+    dropped). Never the producer's exchange: its other consumers must not see sample events."""
     import pika
 
-    from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, declare_topology, open_connection, queue_name_for
+    from socialrec_pipeline.stream.broker import ROUTING_KEY, declare_topology, open_connection, queue_name_for
+
+    exchange = exchange or SANDBOX_EXCHANGE
 
     if env.strip() in ("prod", "production"):
         raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")
     queue = queue_name_for(env)
     connection = open_connection(rabbitmq_url)
     try:
-        channel = declare_topology(connection, queue)
+        channel = declare_topology(connection, queue, exchange)
         for what, body in sample_events(datetime.now(timezone.utc)):
-            channel.basic_publish(EXCHANGE, ROUTING_KEY, body,
+            channel.basic_publish(exchange, ROUTING_KEY, body,
                                   pika.BasicProperties(content_type="application/json", delivery_mode=2))
             out.write(f"published {what}: {body[:90].decode(errors='replace')}\n")
     finally:

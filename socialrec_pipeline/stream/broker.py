@@ -6,7 +6,8 @@ import pika
 from pika.adapters.blocking_connection import BlockingChannel
 from pika.exceptions import ChannelClosedByBroker
 
-#: Producer-owned; we declare it only if it is missing and never delete it.
+#: Producer-owned; we declare it only if it is missing and never delete it. Configurable only so
+#: that tests, benchmarks and the sandbox can use an exchange of their own (see RABBITMQ_EXCHANGE).
 EXCHANGE = "solTokenFlowTopicExchange"
 EXCHANGE_TYPE = "topic"
 ROUTING_KEY = "token.flow"
@@ -37,7 +38,9 @@ def open_connection(url: str) -> pika.BlockingConnection:
     return pika.BlockingConnection(params)
 
 
-def declare_topology(connection: pika.BlockingConnection, queue: str) -> BlockingChannel:
+def declare_topology(
+    connection: pika.BlockingConnection, queue: str, exchange: str = EXCHANGE
+) -> BlockingChannel:
     """Declare (idempotently) exchange, queue, binding and DLQ; return a channel ready to consume.
 
     The exchange is first checked passively so that a producer's declaration with other arguments
@@ -45,13 +48,13 @@ def declare_topology(connection: pika.BlockingConnection, queue: str) -> Blockin
     """
     channel = connection.channel()
     try:
-        channel.exchange_declare(EXCHANGE, exchange_type=EXCHANGE_TYPE, passive=True)
+        channel.exchange_declare(exchange, exchange_type=EXCHANGE_TYPE, passive=True)
     except ChannelClosedByBroker as exc:
         if exc.reply_code != 404:
             raise
         channel = connection.channel()
-        channel.exchange_declare(EXCHANGE, exchange_type=EXCHANGE_TYPE, durable=True)
+        channel.exchange_declare(exchange, exchange_type=EXCHANGE_TYPE, durable=True)
     channel.queue_declare(queue, durable=True)
-    channel.queue_bind(queue, EXCHANGE, routing_key=ROUTING_KEY)
+    channel.queue_bind(queue, exchange, routing_key=ROUTING_KEY)
     channel.queue_declare(dead_letter_queue(queue), durable=True)
     return channel

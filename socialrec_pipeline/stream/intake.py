@@ -18,7 +18,13 @@ from datetime import datetime, timedelta, timezone
 import pika
 
 from socialrec_pipeline.domain.events import InvalidEvent, TokenFlowEvent, parse_token_flow
-from socialrec_pipeline.stream.broker import REASON_HEADER, dead_letter_queue, declare_topology, open_connection
+from socialrec_pipeline.stream.broker import (
+    EXCHANGE,
+    REASON_HEADER,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+)
 from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, PENDING, InboxEntry, RecordInbox, run_key
 
 
@@ -82,6 +88,7 @@ class TokenFlowDrain:
         threshold: int,
         limits: TickLimits = TickLimits(),
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        exchange: str = EXCHANGE,
     ) -> None:
         if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
             raise ValueError(f"AF threshold must be a positive integer, got {threshold!r}")
@@ -92,12 +99,13 @@ class TokenFlowDrain:
         self._threshold = threshold
         self._limits = limits
         self._clock = clock
+        self._exchange = exchange
 
     def run(self) -> DrainCounts:
         counts = DrainCounts()
         connection = open_connection(self._url)
         try:
-            channel = declare_topology(connection, self._queue)
+            channel = declare_topology(connection, self._queue, self._exchange)
             channel.basic_qos(prefetch_count=self._limits.prefetch)
             self._consume(connection, channel, counts)
         finally:

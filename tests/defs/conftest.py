@@ -26,18 +26,21 @@ class Broker:
         self.env = env
         self.queue = queue_name_for(env)
         self.dlq = dead_letter_queue(self.queue)
+        # An exchange of the test's own: events other publishers send to the producer's exchange
+        # on this broker (a sandbox, a benchmark) must not reach the test's queue.
+        self.exchange = f"{EXCHANGE}.{env}"
         self._conn = pika.BlockingConnection(pika.URLParameters(url))
         self.channel = self._conn.channel()
         # Declared here too, so messages published before the first tick are routed to it.
-        self.channel.exchange_declare(EXCHANGE, exchange_type="topic", durable=True)
+        self.channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
         self.channel.queue_declare(self.queue, durable=True)
-        self.channel.queue_bind(self.queue, EXCHANGE, routing_key=ROUTING_KEY)
+        self.channel.queue_bind(self.queue, self.exchange, routing_key=ROUTING_KEY)
         self.channel.queue_declare(self.dlq, durable=True)
 
     def publish(self, body: bytes | dict) -> None:
         if isinstance(body, dict):
             body = json.dumps(body).encode()
-        self.channel.basic_publish(EXCHANGE, ROUTING_KEY, body)
+        self.channel.basic_publish(self.exchange, ROUTING_KEY, body)
 
     def depth(self, queue: str) -> int:
         return self.channel.queue_declare(queue, passive=True).method.message_count
@@ -53,6 +56,7 @@ class Broker:
     def close(self) -> None:
         for queue in (self.queue, self.dlq):
             self.channel.queue_delete(queue)
+        self.channel.exchange_delete(self.exchange)
         self._conn.close()
 
 
@@ -67,7 +71,7 @@ def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
 def stream_resources(mongo_uri, fresh_db, broker) -> dict:
     return {
         "mongo": MongoResource(uri=mongo_uri, database=fresh_db.name),
-        "rabbitmq": RabbitMQResource(url=broker.url, env=broker.env),
+        "rabbitmq": RabbitMQResource(url=broker.url, env=broker.env, exchange=broker.exchange),
         "recording": RecordingSettingsResource(),
     }
 

@@ -16,7 +16,7 @@ def test_a_delivery_slower_than_the_idle_wait_does_not_end_the_drain(broker, fre
     limits = TickLimits(idle_timeout_s=0.00001, prefetch=1, ack_every=1)
     inbox = RecordInbox(fresh_db)
     inbox.ensure_indexes()
-    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits).run()
+    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange).run()
     assert counts.consumed == 40
     assert counts.below_threshold == 40
     assert broker.depth(broker.queue) == 0
@@ -25,5 +25,5 @@ def test_a_delivery_slower_than_the_idle_wait_does_not_end_the_drain(broker, fre
 def test_an_empty_queue_ends_the_drain_at_once(broker, fresh_db):
     inbox = RecordInbox(fresh_db)
     inbox.ensure_indexes()
-    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5).run()
+    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, exchange=broker.exchange).run()
     assert counts.consumed == 0

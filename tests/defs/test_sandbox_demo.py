@@ -73,7 +73,7 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
 
 def test_publish_feeds_the_sensor_a_mixed_sample(broker, stream_resources):
     out = io.StringIO()
-    assert demo.publish(out, rabbitmq_url=broker.url, env=broker.env) == 0
+    assert demo.publish(out, rabbitmq_url=broker.url, env=broker.env, exchange=broker.exchange) == 0
     with dg.DagsterInstance.ephemeral() as instance:
         result = token_flow_sensor(dg.build_sensor_context(instance=instance, resources=stream_resources))
     keys = sorted(r.run_key for r in result.run_requests)
@@ -82,3 +82,32 @@ def test_publish_feeds_the_sensor_a_mixed_sample(broker, stream_resources):
     tick = json.loads(result.cursor)["last_tick"]
     assert (tick["consumed"], tick["invalid"], tick["below_threshold"]) == (5, 1, 1)
     assert len(broker.dead_letters()) == 1
+
+
+def test_sample_events_never_reach_the_producers_exchange(broker):
+    """Queues bound to the producer's exchange (other consumers on the broker) see no samples."""
+    from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY
+
+    bystander = f"bystander.{broker.env}"
+    broker.channel.exchange_declare(EXCHANGE, exchange_type="topic", durable=True)
+    broker.channel.queue_declare(bystander, auto_delete=False)
+    broker.channel.queue_bind(bystander, EXCHANGE, routing_key=ROUTING_KEY)
+    try:
+        assert demo.publish(io.StringIO(), rabbitmq_url=broker.url, env=broker.env) == 0
+        deadline = time.monotonic() + 10
+        while broker.depth(broker.queue) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)  # publishing is asynchronous: wait until the broker has routed them
+        assert broker.depth(broker.queue) == 5  # the sandbox queue got them all, via its own exchange
+        assert broker.depth(bystander) == 0
+    finally:
+        broker.channel.queue_delete(bystander)
+        broker.channel.queue_unbind(broker.queue, demo.SANDBOX_EXCHANGE, routing_key=ROUTING_KEY)
+
+
+def test_the_code_location_uses_the_producers_exchange_unless_told_otherwise():
+    from socialrec_pipeline.defs.resources import RabbitMQResource
+
+    assert RabbitMQResource().exchange == "solTokenFlowTopicExchange"
+    assert demo.environment({k: "http://x" for k in ("soltracker", "x", "github", "youtube", "telegram", "apify", "reddit", "urlscan")})[
+        "RABBITMQ_EXCHANGE"
+    ] == demo.SANDBOX_EXCHANGE != "solTokenFlowTopicExchange"
