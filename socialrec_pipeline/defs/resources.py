@@ -233,7 +233,7 @@ def resources_from_env() -> dict[str, Any]:
         reddit=RedditResource(
             base_url=env_or(
                 "REDDIT_BASE_URL",
-                "https://oauth.reddit.com" if "REDDIT_CLIENT_ID" in os.environ else "https://www.reddit.com",
+                "https://oauth.reddit.com" if os.environ.get("REDDIT_CLIENT_ID") else "https://www.reddit.com",
             ),
             client_id=env_or("REDDIT_CLIENT_ID", None),
             client_secret=env_or("REDDIT_CLIENT_SECRET", None),
