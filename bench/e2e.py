@@ -55,16 +55,10 @@ def token(addr: str) -> dict:
     )
 
 
-@contextlib.contextmanager
 def mongo():
-    uri = os.environ.get("MONGODB_URI")
-    if uri:
-        yield uri
-        return
-    from socialrec_pipeline.store.embedded import embedded_mongo
+    from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
-    with embedded_mongo() as embedded:
-        yield embedded
+    return configured_or_embedded_mongo(os.environ.get("MONGODB_URI"))
 
 
 @contextlib.contextmanager

@@ -16,13 +16,10 @@ Needs RabbitMQ (RABBITMQ_URL) and MongoDB (MONGODB_URI, else an embedded Secantu
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
 import uuid
-
-import pika
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
@@ -80,16 +77,10 @@ def bare_drain(queue: str, n: int) -> float:
     return elapsed
 
 
-@contextlib.contextmanager
 def mongo():
-    uri = os.environ.get("MONGODB_URI")
-    if uri:
-        yield uri
-        return
-    from socialrec_pipeline.store.embedded import embedded_mongo
+    from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
-    with embedded_mongo() as embedded:
-        yield embedded
+    return configured_or_embedded_mongo(os.environ.get("MONGODB_URI"))
 
 
 def empty_ticks(uri: str, db_name: str, env_name: str, exchange: str, ticks: int) -> tuple[float, float]:

@@ -9,7 +9,6 @@ Run: .venv/bin/python bench/writer.py  (REDIS_URL / MONGODB_URI override the def
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
 import sys
@@ -31,7 +30,7 @@ from socialrec_pipeline.sandbox.fixture_server import FixtureServer  # noqa: E40
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token  # noqa: E402
 from socialrec_pipeline.store import Store  # noqa: E402
 from socialrec_pipeline.store.client import CODEC_OPTIONS  # noqa: E402
-from socialrec_pipeline.store.embedded import embedded_mongo  # noqa: E402
+from socialrec_pipeline.store.embedded import configured_or_embedded_mongo  # noqa: E402
 from tests.recording.conftest import make_address  # noqa: E402
 from tests.recording.graphs import chain  # noqa: E402
 from tests.recording.harness import default_generators  # noqa: E402
@@ -97,7 +96,7 @@ def bench_record_token(store: Store, redis_url: str, tokens: int = 100) -> float
 def main() -> None:
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     uri = os.environ.get("MONGODB_URI")
-    with (embedded_mongo() if uri is None else contextlib.nullcontext(uri)) as mongo_uri:
+    with configured_or_embedded_mongo(uri) as mongo_uri:
         counter = Counter()
         client = MongoClient(mongo_uri, event_listeners=[counter], tz_aware=True)
         db = client.get_database(f"bench_writer_{uuid.uuid4().hex[:6]}", codec_options=CODEC_OPTIONS)

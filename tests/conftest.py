@@ -16,7 +16,7 @@ import pytest
 from pymongo.database import Database
 
 from socialrec_pipeline.store.client import open_client, open_database
-from socialrec_pipeline.store.embedded import embedded_mongo
+from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -24,12 +24,8 @@ RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672
 
 @pytest.fixture(scope="session")
 def mongo_uri() -> Iterator[str]:
-    uri = os.environ.get("MONGODB_URI")
-    if uri:
+    with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
         yield uri
-        return
-    with embedded_mongo() as embedded_uri:
-        yield embedded_uri
 
 
 @pytest.fixture(scope="session")

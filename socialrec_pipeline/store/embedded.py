@@ -24,3 +24,13 @@ def embedded_mongo(storage_path: str | None = None) -> Iterator[str]:
             yield server.uri
         finally:
             server.stop()
+
+
+@contextlib.contextmanager
+def configured_or_embedded_mongo(configured_uri: str | None) -> Iterator[str]:
+    """The configured URI when there is one (MONGODB_URI), else an embedded server for the block."""
+    if configured_uri:
+        yield configured_uri
+        return
+    with embedded_mongo() as uri:
+        yield uri
