@@ -407,3 +407,43 @@ def test_datetimes_inside_free_form_fields_are_utc_aware_too():
     assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
     stored = _through_bson(content.to_document())
     assert Content.from_document(stored) == content
+
+
+def _nulls(value, path=""):
+    """Paths of every stored null in a document (free-form `data` / `web` excluded)."""
+    if value is None:
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if path == "" and k in ("data", "web"):
+                continue
+            yield from _nulls(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nulls(v, f"{path}[{i}]")
+
+
+def test_no_nulls_are_stored_in_embedded_values_either():
+    """Absent means unknown at every level: `text.body`, `author.followers`, `metrics.followers`,
+    `moderation.unavailable`, `metrics.members` and a junk URL's routing fields are left out."""
+    from socialrec_pipeline.domain.graph import ContentText
+    from socialrec_pipeline.domain.models import AuthorSnapshot
+
+    author = AuthorSnapshot(account_id=ObjectId(), handle="kol")
+    content = tweet(text=ContentText(primary="gm"), author=author, data={"lang": None})
+    account = Account.of(platform=Platform.GITHUB, platform_key="dev", observed_at=T0, handle="dev")
+    venue = Venue.of(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key="solana", observed_at=T0)
+    junk = SocialUrlRecord(url="N/A", raw_url="N/A", source_field="discord",
+                           status=FetchStatus.UNSUPPORTED, attempted_at=T0)
+    token = Token.of(address="Mint111", discovered_at=T0, social_urls=[junk])
+    for model in (content, account, venue, token, junk):
+        assert list(_nulls(model.to_document())) == [], type(model).__name__
+    doc = content.to_document()
+    assert doc["text"] == {"primary": "gm"} and doc["author"] == {"account_id": author.account_id, "handle": "kol"}
+    assert doc["data"] == {"lang": None}  # provider values in `data` are stored as the provider gave them
+    assert junk.to_document() == {"url": "N/A", "raw_url": "N/A", "source_field": "discord",
+                                  "status": "unsupported", "attempted_at": T0, "attempts": 0}
+    # and every one of them reads back into the same model
+    assert Account.from_document(account.to_document()) == account
+    assert Token.from_document(token.to_document()) == token
+    assert Content.from_document(doc) == content

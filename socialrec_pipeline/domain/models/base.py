@@ -4,8 +4,10 @@ Ids are bson ObjectIds issued here, at construction, so a writer can point one r
 before either is inserted. Every datetime is timezone-aware UTC, truncated to the millisecond BSON
 keeps, so a model equals what the database gives back.
 
-`to_document()` leaves out top-level fields that are None: a stored `null` would count as
-"exists" for the partial indexes and make two key-less contents collide.
+`to_document()` leaves out every model field that is None, at any depth (`text.body`,
+`author.followers`, `metrics.followers`, `social_urls[].subtype`, ...): absent means unknown. At
+top level it matters most: a stored `null` would count as "exists" for the partial indexes and
+make two key-less contents collide. Free-form values (`data`, `web`) are stored as given.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ class _Value(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     def to_document(self) -> dict[str, Any]:
-        return _bson_ready(self.model_dump())
+        return _bson_ready(self.model_dump(exclude_none=True))
 
 
 class _Row(BaseModel):
@@ -115,8 +117,8 @@ class _Row(BaseModel):
     updated_at: UtcDatetime | None = None
 
     def to_document(self) -> dict[str, Any]:
-        doc = self.model_dump(by_alias=True)
-        return {k: _bson_ready(v) for k, v in doc.items() if v is not None}
+        # exclude_none drops model fields only; None values inside dict fields (`data`) stay.
+        return _bson_ready(self.model_dump(by_alias=True, exclude_none=True))
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> Self:
