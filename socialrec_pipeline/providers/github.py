@@ -48,7 +48,16 @@ from socialrec_pipeline.routing.types import RoutedUrl
 
 REPO_METRICS = ("stargazers_count", "forks_count", "watchers_count", "subscribers_count", "open_issues_count")
 USER_METRICS = ("followers", "following", "public_repos", "public_gists")
-REPO_DATA = ("id", "pushed_at", "updated_at", "fork", "archived", "language", "default_branch")
+REPO_DATA = ("id", "fork", "archived", "language", "default_branch")
+#: Provider times kept in `data` under GitHub's own names, stored as aware UTC datetimes (SPEC §4:
+#: every timestamp is one); a value that does not parse is left out rather than stored as text.
+REPO_TIMES = ("pushed_at", "updated_at")
+GIST_TIMES = ("updated_at",)
+
+
+def times(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    parsed = {k: parse_iso(source.get(k)) for k in keys}
+    return {k: v for k, v in parsed.items() if v is not None}
 
 
 class GitHubClient:
@@ -126,7 +135,7 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
     if full_name is None or "/" not in full_name:
         raise TransientProviderError("GitHub repo answer without a `full_name`")
     homepage = stripped_str(repo.get("homepage"))
-    data = {**scalars(repo, REPO_DATA), "full_name": full_name}
+    data = {**scalars(repo, REPO_DATA), **times(repo, REPO_TIMES), "full_name": full_name}
     source = stripped_str(as_dict(repo.get("source")).get("full_name"))
     if source:
         data["source"] = source
@@ -184,7 +193,7 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
     for name, meta in as_dict(gist.get("files")).items():
         meta = as_dict(meta)
         files.append({"filename": stripped_str(meta.get("filename")) or name, **scalars(meta, ("language", "size"))})
-    data: dict[str, Any] = {**scalars(gist, ("public", "updated_at")), "files": files}
+    data: dict[str, Any] = {**scalars(gist, ("public",)), **times(gist, GIST_TIMES), "files": files}
     return GraphGroup(
         ref=f"gist:{gist_id}",
         creator=owner,

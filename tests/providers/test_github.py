@@ -56,7 +56,7 @@ def repo_group(full_name: str, repo_id: int, description: str, **data) -> GraphG
             text=ContentText(primary=description), links=["https://pump.example"], tags=["solana", "memecoin"],
             metrics={"stargazers_count": 42, "forks_count": 5, "watchers_count": 42, "subscribers_count": 3,
                      "open_issues_count": 1},
-            data={"id": repo_id, "pushed_at": "2024-12-03T09:30:00Z", "updated_at": "2024-12-01T08:00:00Z",
+            data={"id": repo_id, "pushed_at": utc(2024, 12, 3, 9, 30), "updated_at": utc(2024, 12, 1, 8),
                   "archived": False, "language": "TypeScript", "default_branch": "main", "full_name": full_name,
                   **data},
         ),
@@ -109,7 +109,7 @@ def test_gist_graph_is_exact(fx, gen, server):
             platform=Platform.GITHUB, subtype="gist", platform_key="aa5a315d61ae9438b18d",
             url="https://gist.github.com/pumpdev/aa5a315d61ae9438b18d", published_at=utc(2024, 12, 5, 12),
             text=ContentText(primary="airdrop checker"), metrics={"comments": 2},
-            data={"public": True, "updated_at": "2024-12-06T12:00:00Z",
+            data={"public": True, "updated_at": utc(2024, 12, 6, 12),
                   "files": [{"filename": "check.py", "language": "Python", "size": 321}]},
         ),
     )
@@ -214,3 +214,18 @@ def test_keys_and_urls_are_lower_cased_like_the_router(fx, gen):
     assert (group.creator.platform_key, group.creator.handle) == ("pumpdev", "PumpDev")
     account = gen.generate(make_routed(USER, "pumpdev2"), OPTS, NOW).groups[0].creator
     assert (account.platform_key, account.handle) == ("pumpdev2", "PumpDev2")
+
+
+@pytest.mark.parametrize("source_type, key", [(REPO, "pumpdev/pump-sdk"), (GIST, "pumpdev/aa5a315d61ae9438b18d")])
+def test_times_in_data_are_aware_utc_datetimes_not_strings(fx, gen, source_type, key):
+    """SPEC §4: every timestamp is a timezone-aware UTC datetime, `data` included (GitHub's
+    `pushed_at` / `updated_at` keep their names); an unparseable time is left out, not stored raw."""
+    graph = gen.generate(make_routed(source_type, key), OPTS, NOW)
+    for group in graph.groups:
+        for name in ("pushed_at", "updated_at"):
+            if name in group.content.data:
+                value = group.content.data[name]
+                assert isinstance(value, datetime) and value.utcoffset().total_seconds() == 0, (name, value)
+    fx.repos["pumpdev/pump-sdk"]["pushed_at"] = "not a time"
+    root = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), OPTS, NOW).groups[0]
+    assert "pushed_at" not in root.content.data and isinstance(root.content.data["updated_at"], datetime)
