@@ -13,6 +13,7 @@ differ on purpose — each keeps the exact behaviour its generator was written a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from socialrec_pipeline.providers.http import as_int
@@ -79,3 +80,17 @@ def numbers(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int | fl
     return {
         k: v for k in keys if isinstance(v := source.get(k), (int, float)) and not isinstance(v, bool)
     }
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s)\]>\"'<]+")
+
+
+def urls_in_text(text: str | None) -> list[str]:
+    """The http(s) URLs written in free text, in order, each once; sentence punctuation that
+    follows a URL (`, . ; : ! ?`) is not part of it."""
+    found: list[str] = []
+    for match in _URL_IN_TEXT.findall(text or ""):
+        url = match.rstrip(".,;:!?")
+        if url not in found and "://" in url and url.split("://", 1)[1]:
+            found.append(url)
+    return found

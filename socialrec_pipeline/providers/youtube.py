@@ -34,7 +34,7 @@ from socialrec_pipeline.providers.http import (
     parse_iso,
     send,
 )
-from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, stripped_str
+from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, stripped_str, urls_in_text
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -133,13 +133,16 @@ def video_content(item: dict[str, Any], *, short: bool = False) -> ContentDraft:
     if video_id is None:
         raise TransientProviderError("YouTube video item without an `id`")
     snippet = as_dict(item.get("snippet"))
+    description = stripped_str(snippet.get("description"))
     return ContentDraft(
         platform=Platform.YOUTUBE,
         subtype=ContentSubtype.VIDEO,
         platform_key=video_id,
         url=f"https://youtube.com/shorts/{video_id}" if short else f"https://youtube.com/watch?v={video_id}",
         published_at=parse_iso(snippet.get("publishedAt")),
-        text=ContentText(primary=stripped_str(snippet.get("title")), body=stripped_str(snippet.get("description"))),
+        text=ContentText(primary=stripped_str(snippet.get("title")), body=description),
+        # The description is the video's body: its outbound links are the content's links.
+        links=urls_in_text(description),
         tags=[t for t in (stripped_str(t) for t in as_list(snippet.get("tags"))) if t],
         metrics=int_metrics(as_dict(item.get("statistics")), VIDEO_METRICS),
         data={k: snippet[k] for k in VIDEO_DATA if isinstance(snippet.get(k), str)},

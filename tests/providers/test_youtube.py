@@ -59,7 +59,7 @@ def test_video_graph_is_exact(fx, gen, server, source_type):
                  else "https://youtube.com/watch?v=dQw4w9WgXcQ"),
             published_at=datetime(2024, 12, 9, 18, tzinfo=timezone.utc),
             text=ContentText(primary="PUMP launch stream", body="CA: 7xKX...pump\nhttps://pump.fun/abc"),
-            tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
+            links=["https://pump.fun/abc"], tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
             data={"categoryId": "22", "liveBroadcastContent": "none"},
         ),
     )
@@ -169,3 +169,12 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload)
         seen += 1
         assert all(g.creator is None or g.creator.platform_key for g in graph.groups)
     assert seen > 20
+
+
+def test_outbound_links_in_the_description_are_the_video_links(fx, gen):
+    """`links[]` holds the outbound links of the body (seed 000 §1.3), and a video's body is its
+    description — the place a drainer or a contract link is posted. Each distinct URL once."""
+    fx.videos["linky"] = ytfix.video(
+        "linky", description="buy: https://pump.fun/coin/ABC (ca)\nhttps://t.me/pumpchat, https://pump.fun/coin/ABC")
+    content = gen.generate(make_routed(VIDEO, "linky"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://pump.fun/coin/ABC", "https://t.me/pumpchat"]
