@@ -6,7 +6,7 @@ generator makes no request at all (`makes_external_calls = False`).
 Enrichment is optional, so its failure never fails the URL: a 429, 5xx, timeout, bad key or
 malformed answer from urlscan still yields the URL-only row, with `data.urlscan_error` naming what
 went wrong (the row is status `ok`; the URL itself was recorded correctly). `data.urlscan` holds
-the first result's `page` facts; urlscan's `domainAgeDays` is deliberately left out because it
+the first result's `page` facts, `task_time` and the scan's `uuid`; urlscan's `domainAgeDays` is deliberately left out because it
 counts urlscan's own sightings, not the domain's registration age, and would be misread as such.
 """
 
@@ -86,8 +86,10 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     task_time = parse_iso(task.get("time")) if isinstance(task, dict) else None
     if task_time is not None:
         summary["task_time"] = task_time
-    if isinstance(result.get("_id"), str):
-        summary["_id"] = result["_id"]
+    # urlscan's `_id` is the scan's uuid (its result page is /result/{uuid}/). Stored as `uuid`:
+    # in our documents a name ending in `_id` is always an ObjectId we issued (SPEC §4, D-2).
+    if isinstance(result.get("_id"), str) and result["_id"]:
+        summary["uuid"] = result["_id"]
     return summary
 
 

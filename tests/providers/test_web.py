@@ -85,7 +85,9 @@ def test_keyed_enrichment_exact(server, keyed):
                 "title": "MOON - the memecoin",
                 "asn": "AS13335",
                 "task_time": datetime(2024, 12, 10, 7, 5, tzinfo=timezone.utc),
-                "_id": "0195c0de-0000-7000-8000-00000000abcd",
+                # urlscan's `_id` under urlscan's own name for a scan: a stored name ending in
+                # `_id` is always an ObjectId we issued (SPEC §4), and this one is a uuid string
+                "uuid": "0195c0de-0000-7000-8000-00000000abcd",
                 # no domainAgeDays: urlscan's own sighting age, not registration age
             }
         },
