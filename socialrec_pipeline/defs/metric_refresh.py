@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import dagster as dg
+from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
 from socialrec_pipeline.defs.services import token_recorder
@@ -12,12 +13,16 @@ from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
 class MetricRefreshConfig(dg.Config):
     #: Objects linked within this many hours are re-observed.
-    lookback_hours: int = 72
+    lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours.")
     #: Generator calls per run (the cost bound); paid platforms are skipped while paid is off.
-    budget: int = 200
+    budget: int = Field(
+        default=200, description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off."
+    )
 
 
-@dg.op
+@dg.op(
+    description="Re-fetch recently linked objects within the budget and append metric points (capped per object)."
+)
 def refresh_metrics(
     context: dg.OpExecutionContext,
     config: MetricRefreshConfig,

@@ -11,6 +11,7 @@ Dagster's op concurrency caps simultaneous paid calls across all runs (limit in 
 import hashlib
 
 import dagster as dg
+from pydantic import Field
 
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
@@ -19,8 +20,15 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import TRANSIENT_RETRY, hold_lock, lock_owner, token_recorder, transient_only
-from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG
+from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    hold_lock,
+    lock_owner,
+    status_counts,
+    token_recorder,
+    transient_only,
+)
+from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
@@ -29,10 +37,14 @@ PAID_POOL = "paid_social_api"
 
 
 class RecordTokenConfig(dg.Config):
-    token_address: str
+    token_address: str = Field(description="Mint address of the token to record (base58).")
     #: ISO-8601 with offset (or null): becomes `tokens.first_transfer_at`.
-    first_flow_timestamp: str | None = None
-    symbol: str | None = None
+    first_flow_timestamp: str | None = Field(
+        default=None,
+        description="The event's firstFlowTimestamp, ISO-8601 with offset; becomes tokens.first_transfer_at "
+        "(null: the upstream's value).",
+    )
+    symbol: str | None = Field(default=None, description="Token symbol from the event (null: the upstream's value).")
 
 
 def mapping_key(planned: PlannedUrl) -> str:
@@ -69,16 +81,24 @@ def prepare(
     green and says why in the `skipped` output. An upstream failure is not: it raises a `Failure`,
     retried by the op's `RetryPolicy`, then the run is red (the next event relaunches the token).
     """
+    address = config.token_address
+    if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
+        context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
     with transient_only():
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
-        address, owner = config.token_address, lock_owner(context.run)
+        owner = lock_owner(context.run)
         if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
             recorder.locks.release(address, owner)
         prepared = recorder.prepare(address, parse_instant(config.first_flow_timestamp), config.symbol, owner)
     if isinstance(prepared, SkippedToken):
         tag_outcome(context, prepared.outcome)
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
-            raise dg.Failure(description=f"upstream lookup failed: {prepared.reason}")
+            message = upstream_failure_message(address, prepared.reason)
+            context.log.error(f"{message} (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})")
+            raise dg.Failure(
+                description=message,
+                metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+            )
         context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
         yield dg.Output(
             str(prepared.outcome),
@@ -92,6 +112,14 @@ def prepare(
         # Only URLs that will really call a paid provider take a slot of the paid pool.
         paid = planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
+
+
+def upstream_failure_message(address: str, reason: str) -> str:
+    return (
+        f"SolTracker lookup of {address} failed ({reason}). Nothing was written and the token lock is "
+        "released. Check SolTracker (SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the token's next "
+        "token.flow event relaunches it, or re-execute this run once SolTracker answers."
+    )
 
 
 def tag_outcome(context: dg.OpExecutionContext, outcome: RecordOutcome) -> None:
@@ -135,15 +163,43 @@ record_paid_url = url_op(
 )
 
 
-def url_table(results: list[UrlResult]) -> str:
-    rows = ["| url | status | platform |", "| --- | --- | --- |"]
-    for r in results:
-        platform = str(r.planned.routed.platform) if r.planned.routed else ""
-        rows.append(f"| {r.planned.url.replace('|', '%7C')} | {r.status} | {platform} |")
-    return "\n".join(rows)
+URL_TABLE_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("url", "string", description="canonical URL (social_urls[].url)"),
+        dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
+        dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
+        dg.TableColumn("status", "string", description="what happened to the URL (social_urls[].status)"),
+        dg.TableColumn("detail", "string", description="why, for a status other than ok"),
+        dg.TableColumn("external_call", "bool", description="an API was called (counts as an attempt)"),
+    ]
+)
 
 
-@dg.op(retry_policy=TRANSIENT_RETRY)
+def url_table(results: list[UrlResult]) -> dg.TableMetadataValue:
+    """One row per URL: what an operator checks first when a token looks incomplete."""
+    return dg.MetadataValue.table(
+        records=[
+            dg.TableRecord(
+                {
+                    "url": r.planned.url,
+                    "source_field": r.planned.source_field or "",
+                    "platform": str(r.planned.routed.platform) if r.planned.routed else "",
+                    "status": str(r.status),
+                    "detail": r.error or "",
+                    "external_call": bool(r.external_call),
+                }
+            )
+            for r in results
+        ],
+        schema=URL_TABLE_SCHEMA,
+    )
+
+
+@dg.op(
+    retry_policy=TRANSIENT_RETRY,
+    description="Write the token's `tokens` document (the marker, last) with every URL's status, then "
+    "release the lock. Output metadata: the URL table and per-status counts.",
+)
 def write_marker(
     context: dg.OpExecutionContext,
     token: PreparedToken,
@@ -166,9 +222,9 @@ def write_marker(
         outcome.statuses,
         metadata={
             "token_address": token.address,
-            "urls": dg.MetadataValue.md(url_table(ordered)),
+            "urls": url_table(ordered),
             "url_count": len(ordered),
-            **{f"status_{status}": n for status, n in sorted(outcome.statuses.items())},
+            **status_counts(outcome.statuses),
             "links_appended": outcome.links_appended,
             "marker_created": outcome.marker_created,
         },

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 import dagster as dg
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import EXCHANGE, queue_name_for
@@ -42,8 +42,8 @@ _PROCESS_LOCK = threading.Lock()
 class MongoResource(dg.ConfigurableResource):
     """MongoDB (or the local SecantusDB). One client per process; indexes ensured once per process."""
 
-    uri: str
-    database: str = "socialrec"
+    uri: str = Field(description="MongoDB connection string (MONGODB_URI; may hold credentials, never shown).")
+    database: str = Field(default="socialrec", description="Database name (MONGODB_DATABASE).")
 
     def db(self):
         with _PROCESS_LOCK:
@@ -69,7 +69,9 @@ class MongoResource(dg.ConfigurableResource):
 
 
 class RedisResource(dg.ConfigurableResource):
-    url: str = "redis://127.0.0.1:6379/0"
+    """Redis: token locks, the unknown-token cache and the paid out-of-credit flag."""
+
+    url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (REDIS_URL).")
 
     def client(self):
         from socialrec_pipeline.recording.locks import open_redis
@@ -80,11 +82,19 @@ class RedisResource(dg.ConfigurableResource):
 class RabbitMQResource(dg.ConfigurableResource):
     """The broker carrying `token.flow`, and which of our queues this environment consumes."""
 
-    url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
-    env: str = "dev"
+    url: str = Field(default="amqp://guest:guest@127.0.0.1:5672/%2F", description="AMQP URL (RABBITMQ_URL).")
+    env: str = Field(
+        default="dev",
+        description="SOCIALREC_ENV: `prod` consumes af-social-scanner.token-flow.social-sync, any other "
+        "value the same name + `.{env}`; `sandbox` also tags runs sandbox=true.",
+    )
     #: The producer's exchange. Only tests, benchmarks and the sandbox set another one, so their
     #: events never reach the queues of other consumers on the same broker.
-    exchange: str = EXCHANGE
+    exchange: str = Field(
+        default=EXCHANGE,
+        description="Topic exchange the queue is bound to with `token.flow` (RABBITMQ_EXCHANGE; "
+        "only tests, benchmarks and the sandbox change it).",
+    )
 
     @property
     def queue(self) -> str:
@@ -96,10 +106,14 @@ class RabbitMQResource(dg.ConfigurableResource):
 
 
 class SolTrackerResource(dg.ConfigurableResource):
-    base_url: str
-    api_key: str
+    """The upstream token service: one lookup per streamed token, paged listings for reconcile."""
+
+    base_url: str = Field(description="SolTracker base URL (SOL_TRACKER_BASE_URL).")
+    api_key: str = Field(description="Sent as x-api-key (SOL_TRACKER_API_KEY; secret, never shown).")
     #: Comma-separated alpha-finder groups the reconcile asks for; empty = all groups.
-    af_group_ids: str = ""
+    af_group_ids: str = Field(
+        default="", description="Comma-separated alpha-finder groups reconcile asks for (AF_GROUP_IDS); empty = all."
+    )
 
     def client(self):
         from socialrec_pipeline.recording.soltracker import SolTrackerClient
@@ -114,22 +128,25 @@ class SolTrackerResource(dg.ConfigurableResource):
 
 
 class RecordingSettingsResource(dg.ConfigurableResource):
-    """Every `RecordingSettings` value as an environment string (`SOCIALREC_*`), parsed strictly:
-    a malformed value raises (the run or tick fails) instead of opening a gate or lowering the
-    threshold. Empty means "the typed default of `RecordingSettings`", so each default has one home.
-    """
+    """Recording switches and limits (`SOCIALREC_*`), read when a run or tick starts and parsed
+    strictly: a malformed value fails the run or tick and never opens the paid gate or lowers the
+    threshold. Empty = the documented default (kept in one place, `RecordingSettings`)."""
 
-    af_threshold: str = ""
-    enable_paid: str = ""
-    enable_community: str = ""
+    af_threshold: str = Field(default="", description="SOCIALREC_AF_THRESHOLD: alpha finders needed (default 5, never below 5).")
+    enable_paid: str = Field(default="", description="SOCIALREC_ENABLE_PAID: true/false/1/0 only (default false).")
+    enable_community: str = Field(default="", description="SOCIALREC_ENABLE_COMMUNITY: fetch X communities (default false).")
     #: Comma-separated platform codes treated as paid (default `tt,ig`).
-    paid_platforms: str = ""
-    max_attempts: str = ""
-    retry_min_interval_minutes: str = ""
-    retry_limit: str = ""
-    reconcile_page_limit: str = ""
-    lock_ttl_s: str = ""
-    unknown_token_ttl_s: str = ""
+    paid_platforms: str = Field(default="", description="SOCIALREC_PAID_PLATFORMS: comma-separated platform codes (default tt,ig).")
+    max_attempts: str = Field(default="", description="SOCIALREC_MAX_ATTEMPTS: an `error` URL becomes `exhausted` after this many (default 5).")
+    retry_min_interval_minutes: str = Field(
+        default="", description="SOCIALREC_RETRY_MIN_INTERVAL_MINUTES: a URL is retried only when its last attempt is older (default 60)."
+    )
+    retry_limit: str = Field(default="", description="SOCIALREC_RETRY_LIMIT: URLs per retry run (default 50).")
+    reconcile_page_limit: str = Field(default="", description="SOCIALREC_RECONCILE_PAGE_LIMIT: upstream page size, 1-200 (default 100).")
+    lock_ttl_s: str = Field(default="", description="SOCIALREC_LOCK_TTL_S: token lock TTL, extended while work runs (default 120).")
+    unknown_token_ttl_s: str = Field(
+        default="", description="SOCIALREC_UNKNOWN_TOKEN_TTL_S: how long an upstream 'unknown token' is remembered (default 300)."
+    )
 
     def settings(self):
         from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
@@ -148,45 +165,58 @@ class RecordingSettingsResource(dg.ConfigurableResource):
 
 
 class XApiResource(dg.ConfigurableResource):
-    base_url: str = "https://api.twitterapi.io"
-    api_key: str | None = None
+    """X through twitterapi.io. Without a key X URLs are recorded `unsupported` (retryable)."""
+
+    base_url: str = Field(default="https://api.twitterapi.io", description="TWITTERAPI_BASE_URL.")
+    api_key: str | None = Field(default=None, description="TWITTERAPI_API_KEY (secret); unset = X not called.")
 
 
 class GitHubResource(dg.ConfigurableResource):
-    base_url: str = "https://api.github.com"
-    token: str | None = None
+    """GitHub REST v3; works without a token at a lower rate limit."""
+
+    base_url: str = Field(default="https://api.github.com", description="GITHUB_API_BASE_URL.")
+    token: str | None = Field(default=None, description="GITHUB_TOKEN (secret, optional).")
 
 
 class YouTubeResource(dg.ConfigurableResource):
-    base_url: str = "https://www.googleapis.com/youtube/v3"
-    api_key: str | None = None
+    """YouTube Data API v3. Without a key YouTube URLs are recorded `unsupported` (retryable)."""
+
+    base_url: str = Field(default="https://www.googleapis.com/youtube/v3", description="YOUTUBE_API_BASE_URL.")
+    api_key: str | None = Field(default=None, description="YOUTUBE_API_KEY (secret); unset = YouTube not called.")
 
 
 class TelegramResource(dg.ConfigurableResource):
-    base_url: str = "https://t.me"
+    """Telegram public preview pages (no key)."""
+
+    base_url: str = Field(default="https://t.me", description="TELEGRAM_BASE_URL.")
 
 
 class ApifyResource(dg.ConfigurableResource):
-    base_url: str = "https://api.apify.com"
-    token: str | None = None
+    """Apify actors for TikTok and Instagram (paid: called only with SOCIALREC_ENABLE_PAID=true)."""
+
+    base_url: str = Field(default="https://api.apify.com", description="APIFY_BASE_URL.")
+    token: str | None = Field(default=None, description="APIFY_TOKEN (secret); unset = TikTok/Instagram not called.")
 
 
 class RedditResource(dg.ConfigurableResource):
     """Without client credentials the public `.json` endpoints of www.reddit.com are used; with
     them, the OAuth API (`oauth.reddit.com`) with an app-only bearer token."""
 
-    base_url: str = "https://www.reddit.com"
-    client_id: str | None = None
-    client_secret: str | None = None
+    base_url: str = Field(default="https://www.reddit.com", description="REDDIT_BASE_URL.")
+    client_id: str | None = Field(default=None, description="REDDIT_CLIENT_ID (optional).")
+    client_secret: str | None = Field(default=None, description="REDDIT_CLIENT_SECRET (secret, optional).")
 
 
 class UrlscanResource(dg.ConfigurableResource):
-    base_url: str = "https://urlscan.io"
-    api_key: str | None = None
+    """Optional website enrichment; without a key websites are URL-only rows."""
+
+    base_url: str = Field(default="https://urlscan.io", description="URLSCAN_BASE_URL.")
+    api_key: str | None = Field(default=None, description="URLSCAN_API_KEY (secret, optional).")
 
 
 class GeneratorsResource(dg.ConfigurableResource):
-    """Builds the source-type → generator registry from the provider resources."""
+    """The platform API clients (X, GitHub, YouTube, Telegram, Apify, Reddit, urlscan) the URL
+    steps call; a provider without its key is left out and its URLs are recorded `unsupported`."""
 
     x: XApiResource
     github: GitHubResource

@@ -1,10 +1,13 @@
 """`retry_job` (URL axis): one run = one status. The hourly schedule retries the retryable three;
 `invalid` and `exhausted` are launched only by an operator (runbook), from the UI."""
 
+import logging
+
 import dagster as dg
+from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import TRANSIENT_RETRY, token_recorder, transient_only
+from socialrec_pipeline.defs.services import TRANSIENT_RETRY, status_counts, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
 from socialrec_pipeline.recording.locks import PaidCreditGuard
@@ -18,7 +21,9 @@ SCHEDULED_STATUSES = [status.value for status in RETRY_PARTITIONS if status in R
 
 class RetryConfig(dg.Config):
     #: URLs per run; None = the recording settings' `retry_limit`.
-    limit: int | None = None
+    limit: int | None = Field(
+        default=None, description="URLs to retry in this run; null = SOCIALREC_RETRY_LIMIT (default 50)."
+    )
 
 
 #: A retry is safe to repeat: finished URLs have a fresh `attempted_at` and drop out of the selection.
@@ -39,7 +44,14 @@ def retry_urls(
         result = RetryService(recorder.store, recorder).run(
             [status], config.limit, credit_guard=guard, owner=f"retry-{context.run_id}"
         )
-    context.log.info(f"retry {status}: attempted={result.urls_attempted} statuses={dict(result.statuses)}")
+        settings = recorder.settings
+    limit = config.limit if config.limit is not None else settings.retry_limit
+    context.log.info(
+        f"retry {status}: attempted={result.urls_attempted} "
+        + " ".join(f"{k}={v}" for k, v in sorted(result.statuses.items()))
+    )
+    for level, line in retry_hints(status, result, settings, limit):
+        context.log.log(level, line)
     return dg.Output(
         dict(result.statuses),
         metadata={
@@ -51,9 +63,45 @@ def retry_urls(
             "exhausted": result.exhausted,
             "rerouted": result.rerouted,
             "credit_exhausted": result.credit_exhausted,
-            "statuses": dg.MetadataValue.json({str(k): v for k, v in result.statuses.items()}),
+            "limit": limit,
+            "min_interval_minutes": settings.retry_min_interval_minutes,
+            # What the attempted URLs are now, as numbers (the labels record_token_job uses).
+            **status_counts(result.statuses),
         },
     )
+
+
+def retry_hints(status: str, result, settings, limit: int) -> list[tuple[int, str]]:
+    """(log level, line): what an operator needs to know when a retry run did less than expected."""
+    hints: list[tuple[int, str]] = []
+    if status == "skipped_paid" and not settings.enable_paid:
+        hints.append((
+            logging.WARNING,
+            "paid fetching is off (SOCIALREC_ENABLE_PAID is not true): skipped_paid URLs stay skipped_paid. "
+            "Set SOCIALREC_ENABLE_PAID=true and restart the code location before retrying them.",
+        ))
+    if result.urls_attempted == 0:
+        hints.append((
+            logging.INFO,
+            f"no {status} URL was due: only URLs last attempted more than {settings.retry_min_interval_minutes} "
+            "min ago are retried (SOCIALREC_RETRY_MIN_INTERVAL_MINUTES).",
+        ))
+    elif result.urls_attempted >= limit:
+        hints.append((
+            logging.INFO,
+            f"stopped at the limit of {limit} URLs; the next run continues (config `limit` or SOCIALREC_RETRY_LIMIT).",
+        ))
+    if result.credit_exhausted:
+        hints.append((
+            logging.WARNING,
+            "a paid provider answered out-of-credit: the remaining paid URLs of this run stay skipped_paid.",
+        ))
+    if result.skipped_locked:
+        hints.append((
+            logging.INFO,
+            f"{result.skipped_locked} URL(s) skipped: another run held their token's lock; the next run retries them.",
+        ))
+    return hints
 
 
 @dg.job(

@@ -39,6 +39,11 @@ def token_recorder(
     )
 
 
+def status_counts(statuses) -> dict[str, int]:
+    """`status_<status>: n` per URL status: the metadata labels every job uses for URL statuses."""
+    return {f"status_{status}": n for status, n in sorted(statuses.items())}
+
+
 def lock_owner(run) -> str:
     """The root run id: a re-execution of a failed run (same root) keeps the token's lock."""
     return run.root_run_id or run.run_id

@@ -14,6 +14,7 @@ import dagster as dg
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
 from socialrec_pipeline.defs.tags import TOKEN_TAG, run_tags
+from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import Launch, TickLimits, TokenFlowDrain, plan_launches
 
@@ -55,12 +56,34 @@ def run_request(launch: Launch, sandbox: bool) -> dg.RunRequest:
     )
 
 
+#: Per-tick gauges (how many entries wait for an active run, how many requests repeat an earlier
+#: tick's run key): summing them over ticks means nothing, so they stay out of the totals.
+GAUGES = ("waiting", "rerequested")
+
+
 def _totals(cursor: str | None, tick: dict[str, int]) -> dict[str, int]:
     try:
         totals = json.loads(cursor)["totals"] if cursor else {}
     except (ValueError, KeyError, TypeError):
         totals = {}
-    return {k: int(totals.get(k, 0)) + v for k, v in tick.items()}
+    return {k: int(totals.get(k, 0)) + v for k, v in tick.items() if k not in GAUGES}
+
+
+def skip_reason(tick: dict[str, int]) -> str:
+    """Shown on a tick that started no run, so the Ticks tab answers "why did nothing run?"."""
+    if not tick["consumed"]:
+        seen = "token.flow queue empty"
+    else:
+        seen = (
+            f"{tick['consumed']} message(s): {tick['queued']} qualifying into the inbox, "
+            f"{tick['below_threshold']} below the alpha-finder threshold, {tick['invalid']} dead-lettered"
+        )
+    parts = [seen]
+    if tick["done"]:
+        parts.append(f"{tick['done']} token(s) already recorded")
+    if tick["waiting"]:
+        parts.append(f"{tick['waiting']} token(s) waiting for their active run")
+    return "; ".join(parts) + "; no new run needed"
 
 
 @dg.sensor(
@@ -72,8 +95,12 @@ def _totals(cursor: str | None, tick: dict[str, int]) -> dict[str, int]:
     # is ~0.13 s wall, ~20 ms CPU in this function (bench/sensor.py; docs/decisions.md, Dagster).
     minimum_interval_seconds=2,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Drains token.flow (bounded per tick) into the record inbox and launches one "
-    "record_token_job run per qualifying token without a marker or an active run.",
+    description="Every 5 s: drains token.flow (bounded per tick) into the record inbox and launches one "
+    "record_token_job run per qualifying token without a marker or an active run. Each tick logs (and the "
+    "cursor keeps, with running totals): consumed, invalid (dead-lettered to <queue>.dlq with the reason), "
+    "below_threshold (acked, no run), queued (into the inbox), launched (new runs), rerequested (an earlier "
+    "tick's run key again, no new run), done (already recorded, removed from the inbox), waiting (token has "
+    "an active run).",
 )
 def token_flow_sensor(
     context: dg.SensorEvaluationContext,
@@ -88,7 +115,7 @@ def token_flow_sensor(
         rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS, exchange=rabbitmq.exchange
     ).run()
     for reason, count in drained.invalid_reasons.most_common():
-        context.log.warning(f"dead-lettered {count} token.flow message(s): {reason}")
+        context.log.warning(f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}")
 
     plan = plan_launches(
         inbox,
@@ -97,10 +124,18 @@ def token_flow_sensor(
         datetime.now(timezone.utc),
         TICK_LIMITS,
     )
-    tick = {**drained.as_dict(), "launched": len(plan.launches), "done": plan.done, "waiting": plan.waiting}
+    tick = {
+        **drained.as_dict(),
+        "launched": plan.new_launches,
+        "rerequested": plan.rerequested,
+        "done": plan.done,
+        "waiting": plan.waiting,
+    }
     context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
     cursor = json.dumps({"last_tick": tick, "totals": _totals(context.cursor, tick)}, sort_keys=True)
+    requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
     return dg.SensorResult(
-        run_requests=[run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches],
+        run_requests=requests or None,
+        skip_reason=None if requests else skip_reason(tick),
         cursor=cursor,
     )

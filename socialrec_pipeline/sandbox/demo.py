@@ -164,4 +164,8 @@ def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange:
     finally:
         connection.close()
     out.write(f"queue {queue}: the token_flow_sensor picks these up on its next tick\n")
+    out.write(
+        "tokens already recorded in the database start no run (the tick's skip reason says so); to watch the "
+        "recording again, restart scripts/run.sh with another MONGODB_DATABASE or after removing .local/mongo\n"
+    )
     return 0

@@ -204,10 +204,18 @@ class Launch:
 
 @dataclass
 class LaunchPlan:
+    #: Every request to yield: new launches and `rerequested` ones.
     launches: list[Launch] = field(default_factory=list)
     done: int = 0
     waiting: int = 0
     idled: int = 0
+    #: Launches repeated with the run key of an earlier tick (within the grace): Dagster starts no
+    #: second run for a key it already has, so these are not new runs.
+    rerequested: int = 0
+
+    @property
+    def new_launches(self) -> int:
+        return len(self.launches) - self.rerequested
 
 
 def plan_launches(
@@ -254,6 +262,7 @@ def plan_launches(
                 # ended without a marker is relaunched only after the grace (a hot token whose run
                 # keeps failing or whose upstream does not know it costs one run per grace period).
                 plan.launches.append(_launch(entry, entry.generation))
+                plan.rerequested += 1
             elif entry.relaunch:  # its run ended without a marker and an event asked again
                 transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
                 plan.launches.append(_launch(entry, entry.generation + 1))
