@@ -17,7 +17,7 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import status_counts, token_recorder
+from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.soltracker import UpstreamError
@@ -54,21 +54,22 @@ def reconcile_window(
     deadline stopped the window: launch the partition again; recorded tokens drop out.
     """
     window = context.partition_time_window
-    recorder = token_recorder(mongo, redis, soltracker, recording, generators)
-    service = ReconcileService(recorder.store, recorder.upstream, recorder)
-    deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
-    try:
-        result = service.run_window(
-            window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run_id}"
-        )
-    except UpstreamError as exc:
-        message = (
-            f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
-            f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
-            "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the step retries, then launch this partition again."
-        )
-        context.log.error(message)
-        raise dg.Failure(description=message) from exc
+    with transient_only():  # a malformed setting or a bug fails at once instead of after retries
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators)
+        service = ReconcileService(recorder.store, recorder.upstream, recorder)
+        deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
+        try:
+            result = service.run_window(
+                window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run_id}"
+            )
+        except UpstreamError as exc:
+            message = (
+                f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
+                f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
+                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the step retries, then launch this partition again."
+            )
+            context.log.error(message)
+            raise dg.Failure(description=message) from exc
     summary = {
         "candidates": result.candidates,
         "present": result.present,
@@ -100,7 +101,6 @@ def reconcile_window(
     if result.skipped_locked:
         context.log.info(f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it")
     return dg.Output(summary, metadata=metadata)
-
 
 
 @dg.job(

@@ -91,6 +91,20 @@ def test_malformed_paid_switch_fails_closed(fixtures, instance, mongo_uri, fresh
     assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried
 
 
+def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, _ = fixtures
+    server.reset_log()
+    resources = {
+        **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        "recording": RecordingSettingsResource(af_threshold="five"),
+    }
+    result = reconcile_job.execute_in_process(partition_key=WINDOW, resources=resources, instance=instance, raise_on_error=False)
+    assert not result.success
+    assert not server.calls("/api/v1/tokens")
+    events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
+    assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried (30 s, 60 s delays)
+
+
 def test_retry_run_outlives_a_redis_hiccup(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
     import redis
 
