@@ -23,13 +23,29 @@ for arg in "$@"; do
 done
 
 LOCAL="$ROOT/.local"
-mkdir -p "$LOCAL/dagster_home" "$LOCAL/logs"
+mkdir -p "$LOCAL/logs"
 export DAGSTER_HOME="${DAGSTER_HOME:-$LOCAL/dagster_home}"
+mkdir -p "$DAGSTER_HOME"
 [ -f "$DAGSTER_HOME/dagster.yaml" ] || cp "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"
 
+# Every child runs in a process group of its own (setsid), so stopping this script stops
+# everything it started: dagster dev's webserver, daemon and code servers included.
 children=()
-cleanup() { for pid in "${children[@]}"; do kill "$pid" 2>/dev/null || true; done; }
-trap cleanup EXIT INT TERM
+start() { setsid "$@" & children+=($!); }
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${children[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for _ in $(seq 1 50); do
+    alive=0
+    for pid in "${children[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && return 0
+    sleep 0.2
+  done
+  for pid in "${children[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -38,9 +54,8 @@ if [ -z "${MONGODB_URI:-}" ]; then
   if ! port_open "$port"; then
     echo "==> MONGODB_URI is unset: starting a local SecantusDB server on 127.0.0.1:$port (data: .local/mongo)"
     mkdir -p "$LOCAL/mongo"
-    .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$LOCAL/mongo" \
-      --log-level WARNING >"$LOCAL/logs/mongo.log" 2>&1 &
-    children+=($!)
+    start .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$LOCAL/mongo" \
+      --log-level WARNING >"$LOCAL/logs/mongo.log" 2>&1
     for _ in $(seq 1 50); do port_open "$port" && break; sleep 0.2; done
   fi
   export MONGODB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
@@ -53,8 +68,7 @@ if [ "$SANDBOX" = 1 ]; then
   export SOCIALREC_ENV=sandbox
   echo "==> starting the sandbox stand-ins (SolTracker and platform APIs on loopback)"
   rm -f "$LOCAL/sandbox.env"  # a stale file from an earlier run must not satisfy the wait below
-  .venv/bin/socialrec sandbox serve --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1 &
-  children+=($!)
+  start .venv/bin/socialrec sandbox serve --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1
   for _ in $(seq 1 100); do [ -s "$LOCAL/sandbox.env" ] && break; sleep 0.2; done
   if [ ! -s "$LOCAL/sandbox.env" ]; then
     echo "the sandbox did not start; see $LOCAL/logs/sandbox.log" >&2
@@ -66,6 +80,5 @@ fi
 export SOCIALREC_ENV="${SOCIALREC_ENV:-dev}"
 
 echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME)"
-.venv/bin/dagster dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml" &
-children+=($!)
+start .venv/bin/dagster dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml"
 wait "${children[-1]}"
