@@ -71,7 +71,7 @@ def test_acquired_raises_when_the_lock_was_taken_while_the_work_ran(locks):
     with pytest.raises(LockNotHeld):
         with locks.acquired("G", "me") as got:
             assert got
-            locks.redis.set(locks.key("G"), "thief")
+            locks.redis.set(locks.key("G"), "thief", px=60_000)
             time.sleep(0.5)
     assert locks.owner_of("G") == "thief"  # the release never touches another owner's lock
 

@@ -323,7 +323,7 @@ def test_losing_the_lock_mid_work_leaves_no_marker(store, redis_client, address)
     locks = TokenLocks(redis_client, ttl_s=0.6, prefix=f"t-{uuid.uuid4().hex[:8]}:social-record:")
 
     def steal(routed):
-        locks.redis.set(locks.key(address), "another-worker")
+        locks.redis.set(locks.key(address), "another-worker", px=60_000)
         time.sleep(0.5)  # the keep-alive ticks every ttl/3 = 0.2 s
         return harness.tweet_graph(routed)
 
