@@ -68,7 +68,7 @@ if [ "$SANDBOX" = 1 ]; then
   export SOCIALREC_ENV=sandbox
   echo "==> starting the sandbox stand-ins (SolTracker and platform APIs on loopback)"
   rm -f "$LOCAL/sandbox.env"  # a stale file from an earlier run must not satisfy the wait below
-  start .venv/bin/socialrec sandbox serve --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1
+  start .venv/bin/socialrec sandbox serve --port-base "${SOCIALREC_SANDBOX_PORT_BASE:-18080}" --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1
   for _ in $(seq 1 100); do [ -s "$LOCAL/sandbox.env" ] && break; sleep 0.2; done
   if [ ! -s "$LOCAL/sandbox.env" ]; then
     echo "the sandbox did not start; see $LOCAL/logs/sandbox.log" >&2
