@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import dagster as dg
 import pika
 import pytest
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
 from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, dead_letter_queue, queue_name_for
+
+from .jobs_fixtures import start_fixtures
 
 QUALIFYING_ADDRESSES = [
     "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr",
@@ -78,3 +81,18 @@ def stream_resources(mongo_uri, fresh_db, broker) -> dict:
 
 def flow(address: str, af: int, **extra) -> dict:
     return {"tokenAddress": address, "totalInvestedAlphaFinders": af, **extra}
+
+
+@pytest.fixture(scope="module")
+def instance():
+    """One ephemeral Dagster instance per test module."""
+    with dg.DagsterInstance.ephemeral() as inst:
+        yield inst
+
+
+@pytest.fixture(scope="module")
+def fixtures():
+    """Loopback stand-ins (SolTracker + platforms) per module; a module may override it with tokens."""
+    server, soltracker = start_fixtures()
+    yield server, soltracker
+    server.stop()

@@ -83,3 +83,9 @@ def job_resources(server_url: str, mongo_uri: str, db_name: str, redis_url: str,
             urlscan=UrlscanResource(base_url=server_url),
         ),
     }
+
+
+def output_metadata(result, step: str) -> dict:
+    """The metadata of a step's first output (values are Dagster `MetadataValue`s)."""
+    event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
+    return event.event_specific_data.metadata

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import dagster as dg
-import pytest
 
 from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule
 from socialrec_pipeline.defs.record_token import record_token_job
@@ -13,27 +12,13 @@ from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 
-from .jobs_fixtures import four_url_token, job_resources, start_fixtures, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, unique_address
 
 WINDOW = "2026-11-30-02:00"
 
 
-@pytest.fixture(scope="module")
-def fixtures():
-    server, soltracker = start_fixtures()
-    yield server, soltracker
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def instance():
-    with dg.DagsterInstance.ephemeral() as inst:
-        yield inst
-
-
 def metadata_of(result, step: str) -> dict:
-    event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
-    return {k: v.value for k, v in event.event_specific_data.metadata.items()}
+    return {k: v.value for k, v in output_metadata(result, step).items()}
 
 
 def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mongo_uri, fresh_db, redis_url):

@@ -6,7 +6,6 @@ import json
 import logging
 
 import dagster as dg
-import pytest
 
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.reconcile import reconcile_job
@@ -17,28 +16,10 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import four_url_token, job_resources, start_fixtures, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, unique_address
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"
-
-
-@pytest.fixture(scope="module")
-def fixtures():
-    server, soltracker = start_fixtures()
-    yield server, soltracker
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def instance():
-    with dg.DagsterInstance.ephemeral() as inst:
-        yield inst
-
-
-def output_metadata(result, step: str) -> dict:
-    event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
-    return event.event_specific_data.metadata
 
 
 def log_lines(instance, result, level: str | None = None) -> list[str]:

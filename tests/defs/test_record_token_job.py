@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import dagster as dg
 import pytest
 
 from socialrec_pipeline.defs.record_token import mapping_key, record_token_job
 from socialrec_pipeline.recording.locks import TokenLocks, open_redis
 from socialrec_pipeline.recording.processor import PlannedUrl
 
-from .jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, job_resources, start_fixtures, unique_address
+from .jobs_fixtures import (
+    SOLTRACKER_KEY,
+    X_KEY,
+    four_url_token,
+    job_resources,
+    output_metadata,
+    start_fixtures,
+    unique_address,
+)
 
 FOUR_URL_TOKEN = unique_address()
 
@@ -19,12 +26,6 @@ def fixtures():
     server, soltracker = start_fixtures([four_url_token(FOUR_URL_TOKEN)])
     yield server, soltracker
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def instance():
-    with dg.DagsterInstance.ephemeral() as inst:
-        yield inst
 
 
 def run_config(address: str) -> dict:
@@ -53,8 +54,7 @@ def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_
 
     metadata = result.output_for_node("write_marker")
     assert metadata == {"ok": 2, "not_found": 1, "skipped_paid": 1}
-    mat = [e for e in result.all_events if e.step_key == "write_marker" and e.event_type_value == "STEP_OUTPUT"][0]
-    md = mat.event_specific_data.metadata
+    md = output_metadata(result, "write_marker")
     assert md["status_ok"].value == 2
     assert "https://x.com/kolguy" in [row.data["url"] for row in md["urls"].records]
 

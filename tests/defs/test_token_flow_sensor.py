@@ -18,12 +18,6 @@ from socialrec_pipeline.stream.intake import TokenFlowDrain
 from .conftest import QUALIFYING_ADDRESSES, flow
 
 
-@pytest.fixture(scope="module")
-def instance():
-    with dg.DagsterInstance.ephemeral() as inst:
-        yield inst
-
-
 def tick(instance, resources, cursor=None) -> dg.SensorResult:
     context = dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor)
     return token_flow_sensor(context)
