@@ -245,6 +245,7 @@ class ShortLinkGenerator:
             raise TargetGated(f"{target.canonical_url}: {decision.reason or 'no generator'}",
                               decision.status or FetchStatus.UNSUPPORTED)
         graph = delegate.generate(target, options, observed_at)
+        graph.external_call_made = True  # the short link itself was requested, whatever the delegate did
         root = next((g for g in graph.groups if g.ref == graph.root_ref), None)
         if root is not None and root.content is not None:
             root.content.url = target.canonical_url

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 from pymongo.errors import PyMongoError
 
 from socialrec_pipeline.domain.enums import FetchStatus
-from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
+from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
@@ -83,17 +84,32 @@ class SkippedToken:
     upstream_calls: int = 0
 
 
+#: Statuses that never judged the target, so they never count an attempt (SPEC §4.1).
+_NO_ATTEMPT_STATUSES = frozenset({FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID})
+
+
 @dataclass
 class UrlResult:
-    """What happened to one planned URL; `external_call` drives `attempts`."""
+    """What happened to one planned URL; `counts_as_attempt` drives `attempts`."""
 
     planned: PlannedUrl
     status: FetchStatus
+    #: A request left this process (run metadata `external_calls`).
     external_call: bool = False
     error: str | None = None
     write: WriteResult | None = None
     attempted_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     duration_s: float = 0.0
+    #: False when the answer said nothing about the target (our key, quota or credit).
+    judged_target: bool = True
+    #: Set when a rejected key or a spent quota decided this URL: which variable, and why.
+    stopped_credential: StoppedCredential | None = None
+
+    @property
+    def counts_as_attempt(self) -> bool:
+        """An attempt is an external call that judged the target (SPEC §8: attempts count
+        external calls only; `unsupported` / `skipped_paid` never judged it)."""
+        return self.external_call and self.judged_target and self.status not in _NO_ATTEMPT_STATUSES
 
     def to_record(self, attempts: int | None = None) -> SocialUrlRecord:
         routed = self.planned.routed
@@ -107,7 +123,7 @@ class UrlResult:
             subtype=routed.subtype if routed else None,
             status=self.status,
             attempted_at=self.attempted_at,
-            attempts=(1 if self.external_call else 0) if attempts is None else attempts,
+            attempts=(1 if self.counts_as_attempt else 0) if attempts is None else attempts,
         )
 
 
@@ -192,9 +208,10 @@ class TokenRecorder:
             )
         started = time.perf_counter()
         guard = InMemoryCreditGuard()
+        stops = InMemoryProviderStops()
         try:
             with self.keep_alive(prepared):
-                results = [self.record_one_url(prepared, planned, guard) for planned in prepared.planned]
+                results = [self.record_one_url(prepared, planned, guard, stops) for planned in prepared.planned]
         except BaseException:
             self._release(prepared)
             raise
@@ -284,6 +301,7 @@ class TokenRecorder:
         prepared: PreparedToken,
         planned: PlannedUrl,
         credit_guard: CreditGuard | None = None,
+        provider_stops: ProviderStops | None = None,
     ) -> UrlResult:
         """Gate → delete the URL's links → generate → write. Never raises for anything the URL
         runs into.
@@ -292,13 +310,18 @@ class TokenRecorder:
         generator runs (SPEC §8): with the token lock held they can only come from an attempt that
         died before its marker or, on the retry path, from an earlier attempt. Re-running never
         duplicates links, and a failed attempt leaves none of the old ones behind.
+
+        A credential stopped earlier in the same scope (rejected key, spent quota) is not called
+        again: the URL gets the stop's status without an attempt.
         """
         started = time.perf_counter()
-        result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard())
+        result = self._record_one_url(
+            prepared, planned, credit_guard or InMemoryCreditGuard(), provider_stops or InMemoryProviderStops()
+        )
         result.duration_s = time.perf_counter() - started
         return result
 
-    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard) -> UrlResult:
+    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops) -> UrlResult:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
@@ -312,6 +335,12 @@ class TokenRecorder:
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
+        stopped = stops.stopped(routed.platform)
+        if stopped is not None:
+            return UrlResult(
+                planned, stopped.status, attempted_at=attempted_at, judged_target=False, stopped_credential=stopped,
+                error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
+            )
         try:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
@@ -322,11 +351,18 @@ class TokenRecorder:
         except Exception as exc:  # every generator failure becomes a status
             if isinstance(exc, OutOfCredit):
                 guard.mark_exhausted()
+            stop = None
+            if isinstance(exc, ProviderStop):
+                stops.stop(exc)
+                stop = StoppedCredential.of(exc)
             external = bool(getattr(exc, "external_call_made", generator.makes_external_calls))
             return UrlResult(
                 planned, status_of_error(exc), external_call=external and not isinstance(exc, OutOfCredit),
-                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+                judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
+                stopped_credential=stop, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
             )
+        reported = getattr(graph, "external_call_made", None)  # the writer rejects a non-graph below
+        external = generator.makes_external_calls if reported is None else bool(reported)
         try:
             written = self.writer.write(
                 graph,
@@ -338,13 +374,10 @@ class TokenRecorder:
         except Exception as exc:  # contract breach → invalid; a DB hiccup → error
             log.warning("writing %s failed: %s", routed.canonical_url, exc)
             return UrlResult(
-                planned, status_of_error(exc), external_call=generator.makes_external_calls,
+                planned, status_of_error(exc), external_call=external,
                 error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
             )
-        return UrlResult(
-            planned, FetchStatus.OK, external_call=generator.makes_external_calls, write=written,
-            attempted_at=attempted_at,
-        )
+        return UrlResult(planned, FetchStatus.OK, external_call=external, write=written, attempted_at=attempted_at)
 
     def gate(self, routed: RoutedUrl) -> GateDecision:
         """May this URL be fetched now (paid / community / a generator exists)?"""

@@ -247,3 +247,49 @@ def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env
     result = RetryService(store, env.recorder, clock=clock).run(None)
     assert tweets.calls == [] and result.urls_attempted == 0
     assert (elements(store, address)[url].status, elements(store, address)[url].attempts) == ("ok", 2)
+
+
+def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_its_links(env, store, clock):
+    """Issue 9 item 6: retrying one URL never deletes another URL's links. The re-routed element
+    is the same target as the sibling: no second fetch, the sibling's links keep their ids and
+    `linked_at` (the as-of history), only the element's own (old-spelling) links go."""
+    from socialrec_pipeline.recording.writer import GraphWriter
+
+    from .graphs import routed
+
+    address = make_address(11)
+    sibling_url = "https://x.com/a/status/55"
+    stale = "https://twitter.com/a/status/55?s=20"  # stored under its raw spelling by an older router
+    seed(store, clock, address,
+         rec(sibling_url, "ok", attempts=1, field="twitter"),
+         rec(stale, "unsupported", source_type="x_unknown", subtype="unknown", field="website"))
+    writer = GraphWriter(store, clock=lambda: OLD)
+    writer.write(harness.tweet_graph(routed(sibling_url, SourceType.X_TWEET, "55")), entry_url=sibling_url, token_address=address)
+    writer.write(harness.tweet_graph(routed(stale, SourceType.X_TWEET, "55")), entry_url=stale, token_address=address)
+    sibling_links = list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id"))
+    assert len(sibling_links) == 2
+
+    result = RetryService(store, env.recorder, clock=clock).run(["unsupported"])
+
+    assert env.generators[0].calls == []  # the target was already fetched for the sibling
+    assert (result.urls_attempted, result.same_as_sibling, result.external_calls) == (1, 1, 0)
+    after = elements(store, address)
+    assert set(after) == {sibling_url, stale}  # one element per URL: the element keeps its own url
+    assert (after[stale].status, after[stale].attempts, after[stale].attempted_at) == ("ok", 0, clock())
+    assert after[stale].source_type == "x_tweet"  # the new routing is recorded
+    assert after[sibling_url].status == "ok" and after[sibling_url].attempted_at == OLD
+    assert list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id")) == sibling_links
+    assert store.db.token_links.count_documents({"token_address": address, "source_url": stale}) == 0
+
+
+def test_a_rerouted_url_follows_a_failing_sibling_without_an_attempt(env, store, clock):
+    address = make_address(12)
+    sibling_url = "https://x.com/a/status/56"
+    stale = "https://twitter.com/a/status/56?s=20"
+    seed(store, clock, address,
+         rec(sibling_url, "not_found", attempts=1),
+         rec(stale, "error", attempts=2, field="website"))
+    RetryService(store, env.recorder, clock=clock).run(["error"])
+    after = elements(store, address)
+    assert (after[stale].status, after[stale].attempts) == ("not_found", 2)
+    assert env.generators[0].calls == []
