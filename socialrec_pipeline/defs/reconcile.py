@@ -54,7 +54,7 @@ def reconcile_window(
     deadline stopped the window: launch the partition again; recorded tokens drop out.
     """
     window = context.partition_time_window
-    with transient_only():  # a malformed setting or a bug fails at once instead of after retries
+    with transient_only(context):  # a malformed setting or a bug fails at once instead of after retries
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
         deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)

@@ -27,10 +27,12 @@ from socialrec_pipeline.defs.services import (
     status_counts,
     token_recorder,
     transient_only,
+    warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
+from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 
 PAID_POOL = "paid_social_api"
@@ -84,7 +86,7 @@ def prepare(
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
-    with transient_only():
+    with transient_only(context):
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
         owner = lock_owner(context.run)
         if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
@@ -139,7 +141,7 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
         recording: RecordingSettingsResource,
         generators: GeneratorsResource,
     ) -> UrlResult:
-        with transient_only():
+        with transient_only(context):
             recorder = token_recorder(mongo, redis, None, recording, generators)
             try:
                 hold_lock(recorder.locks, token.address, token.owner)
@@ -147,9 +149,13 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
                 raise dg.Failure(description=str(exc), allow_retries=False) from None
             # One out-of-credit answer stops paid calls for the rest of this token, across processes.
             guard = PaidCreditGuard(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
+            # A rejected key or a spent quota stops that credential for the token's other steps too.
+            stops = RedisProviderStops(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
             with recorder.keep_alive(token):
-                result = recorder.record_one_url(token, planned, guard)
+                result = recorder.record_one_url(token, planned, guard, stops)
         context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
+        if result.stopped_credential is not None:
+            warn_stopped_credentials(context, [result.stopped_credential])
         return result
 
     return _record
@@ -170,9 +176,17 @@ URL_TABLE_SCHEMA = dg.TableSchema(
         dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
         dg.TableColumn("status", "string", description="what happened to the URL (social_urls[].status)"),
         dg.TableColumn("detail", "string", description="why, for a status other than ok"),
-        dg.TableColumn("external_call", "bool", description="an API was called (counts as an attempt)"),
+        dg.TableColumn("external_call", "bool", description="an API was called"),
     ]
 )
+
+
+def credential_warnings(results: list[UrlResult]) -> dict[str, str]:
+    """`warnings`: the credentials a provider refused while recording this token (what to fix)."""
+    stopped = {r.stopped_credential.setting: r.stopped_credential for r in results if r.stopped_credential}
+    if not stopped:
+        return {}
+    return {"warnings": "\n".join(credential.advice() for _, credential in sorted(stopped.items()))}
 
 
 def url_table(results: list[UrlResult]) -> dg.TableMetadataValue:
@@ -213,7 +227,7 @@ def write_marker(
     """The `tokens` document, written last (it is the marker), then the lock is released."""
     order = {planned.url: i for i, planned in enumerate(token.planned)}
     ordered = sorted([*results, *paid_results], key=lambda r: order.get(r.planned.url, len(order)))
-    with transient_only():
+    with transient_only(context):
         recorder = token_recorder(mongo, redis, None, recording, generators)
         hold_lock(recorder.locks, token.address, token.owner)
         outcome = recorder.finish(token, ordered)
@@ -227,6 +241,7 @@ def write_marker(
             **status_counts(outcome.statuses),
             "links_appended": outcome.links_appended,
             "marker_created": outcome.marker_created,
+            **credential_warnings(ordered),
         },
     )
 

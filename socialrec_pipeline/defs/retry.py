@@ -7,7 +7,13 @@ import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import TRANSIENT_RETRY, status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    status_counts,
+    token_recorder,
+    transient_only,
+    warn_stopped_credentials,
+)
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
 from socialrec_pipeline.recording.locks import PaidCreditGuard
@@ -38,7 +44,7 @@ def retry_urls(
 ) -> dg.Output:
     """Re-route, gate, regenerate and rewrite the due URLs of the partition's status."""
     status = context.partition_key
-    with transient_only():
+    with transient_only(context):
         recorder = token_recorder(mongo, redis, None, recording, generators)  # retry never asks upstream
         guard = PaidCreditGuard(recorder.locks.redis, scope=f"retry:{context.run_id}")
         result = RetryService(recorder.store, recorder).run(
@@ -52,6 +58,7 @@ def retry_urls(
     )
     for level, line in retry_hints(status, result, settings, limit):
         context.log.log(level, line)
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     return dg.Output(
         dict(result.statuses),
         metadata={
@@ -62,6 +69,8 @@ def retry_urls(
             "external_calls": result.external_calls,
             "exhausted": result.exhausted,
             "rerouted": result.rerouted,
+            "same_as_sibling": result.same_as_sibling,
+            "credentials_refused": ", ".join(sorted(result.stopped_credentials)) or "none",
             "credit_exhausted": result.credit_exhausted,
             "limit": limit,
             "min_interval_minutes": settings.retry_min_interval_minutes,

@@ -44,6 +44,28 @@ class StoppedCredential:
     def of(cls, error: ProviderStop) -> "StoppedCredential":
         return cls(error.setting, error.status, str(error)[:300])
 
+    @property
+    def key_rejected(self) -> bool:
+        return self.status is FetchStatus.UNSUPPORTED
+
+    @property
+    def warning_code(self) -> str:
+        return f"{'key_rejected' if self.key_rejected else 'quota_exceeded'}:{self.setting}"
+
+    def advice(self) -> str:
+        """What the operator should do, naming the variable."""
+        if self.key_rejected:
+            return (
+                f"The provider rejected the key in {self.setting} ({self.reason}). Fix {self.setting} and restart "
+                "the code location: its URLs are recorded `unsupported` without attempts meanwhile, and the "
+                "hourly retry_job (partition unsupported) fetches them once the key works."
+            )
+        return (
+            f"The quota of {self.setting} is spent ({self.reason}). No call with it for the rest of this run; "
+            "its URLs stay `error` without attempts and the hourly retry_job fetches them once the quota is back "
+            f"(or raise the quota of the project behind {self.setting})."
+        )
+
 
 class ProviderStops(Protocol):
     def stopped(self, platform: Platform | str | None) -> StoppedCredential | None: ...

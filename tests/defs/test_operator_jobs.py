@@ -147,3 +147,43 @@ def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mong
     assert result.success
     md = metadata_of(result, "refresh_metrics")
     assert md["generator_calls"] >= 1 and md["points_appended"] >= 1  # the X profile's follower count
+
+
+def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    """Issue 9: a provider refusing our key is a configuration problem: the URLs stay `unsupported`
+    without attempts, and the run says which variable to fix (step log, run tag, metadata)."""
+    from socialrec_pipeline.defs.resources import GeneratorsResource, XApiResource
+    from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+    assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+    fresh_db["tokens"].update_one(
+        {"address": address, "social_urls.platform": "x"},
+        {"$set": {"social_urls.$.status": "error", "social_urls.$.attempts": 4}},
+    )
+    rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
+    rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
+    current = resources["generators"]
+    generators = GeneratorsResource(
+        x=XApiResource(base_url=rejecting.url, api_key="revoked"), github=current.github, youtube=current.youtube,
+        telegram=current.telegram, apify=current.apify, reddit=current.reddit, urlscan=current.urlscan,
+    )
+    try:
+        result = retry_job.execute_in_process(
+            partition_key="error", resources={**resources, "generators": generators}, instance=instance,
+        )
+    finally:
+        rejecting.stop()
+    assert len(rejecting.calls("/twitter/")) == 1
+
+    assert result.success
+    x_url = next(u for u in fresh_db["tokens"].find_one({"address": address})["social_urls"] if u["platform"] == "x")
+    assert (x_url["status"], x_url["attempts"]) == ("unsupported", 4)  # never exhausted by a wrong key
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/warning"] == "key_rejected:TWITTERAPI_API_KEY"
+    assert metadata_of(result, "retry_urls")["credentials_refused"] == "TWITTERAPI_API_KEY"
+    warnings = [e for e in instance.all_logs(result.run_id) if e.level == 30 and "TWITTERAPI_API_KEY" in e.user_message]
+    assert warnings and "Fix TWITTERAPI_API_KEY" in warnings[0].user_message

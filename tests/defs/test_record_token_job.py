@@ -192,11 +192,11 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
     soltracker.put(four_url_token(address))
     real, failed = TokenRecorder.record_one_url, []
 
-    def hiccup(self, prepared, planned, guard=None):
+    def hiccup(self, prepared, planned, *rest):
         if not failed:
             failed.append(planned.url)
             raise redis.exceptions.ConnectionError("injected: Redis went away for a moment")
-        return real(self, prepared, planned, guard)
+        return real(self, prepared, planned, *rest)
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", hiccup)
     result = record_token_job.execute_in_process(
@@ -207,3 +207,35 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
     assert result.success
     assert "STEP_UP_FOR_RETRY" in step_events(result, "record_url")
     assert len(fresh_db["tokens"].find_one({"address": address})["social_urls"]) == 4
+
+
+def test_a_run_that_fails_on_redis_says_so_and_is_tagged_infra_failed(fixtures, instance, mongo_uri, fresh_db):
+    """Issue 9: the failure names the service and the cause, not only "Exceeded max_retries"."""
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, "redis://127.0.0.1:22001/0")  # nothing listens
+
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=resources, instance=instance, raise_on_error=False,
+    )
+
+    assert not result.success
+    assert run_tags_of(instance, result)["socialrec/outcome"] == "infra_failed"
+    failure = next(e for e in result.all_events if e.step_key == "prepare" and e.event_type_value == "STEP_FAILURE")
+    description = failure.event_specific_data.user_failure_data.description
+    assert description.startswith("Redis unavailable: ConnectionError") and "REDIS_URL" in description
+    assert "Exceeded max_retries" not in failure.event_specific_data.error.message
+    assert step_events(result, "prepare").count("STEP_UP_FOR_RETRY") == 3  # transient: retried first
+
+
+def test_infra_failures_name_their_service():
+    import pymongo.errors
+    import redis
+
+    from socialrec_pipeline.defs.services import infra_failure_message
+
+    mongo = infra_failure_message(pymongo.errors.ServerSelectionTimeoutError("127.0.0.1:1: connection refused"))
+    assert mongo.startswith("MongoDB unavailable: ServerSelectionTimeoutError: 127.0.0.1:1: connection refused")
+    assert "MONGODB_URI" in mongo
+    assert infra_failure_message(redis.exceptions.TimeoutError("Timeout reading")).startswith("Redis unavailable")
