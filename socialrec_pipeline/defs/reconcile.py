@@ -20,7 +20,7 @@ from socialrec_pipeline.defs.resources import (
 from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
-from socialrec_pipeline.recording.soltracker import UpstreamError
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 
 #: The first reconcilable hour. Not a secret and it shapes the partition set, so it is read when
 #: the code location loads (format `YYYY-MM-DD-HH:MM`, UTC).
@@ -63,13 +63,17 @@ def reconcile_window(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run_id}"
             )
         except UpstreamError as exc:
+            transient = isinstance(exc, UpstreamUnavailable)
             message = (
                 f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
                 f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
-                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the step retries, then launch this partition again."
+                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
+                + ("the step retries, then launch this partition again." if transient else
+                   "not retried (a refused key or an answer outside the contract does not change by asking again "
+                   "at once): fix it, then launch this partition again.")
             )
             context.log.error(message)
-            raise dg.Failure(description=message) from exc
+            raise dg.Failure(description=message, allow_retries=transient) from exc
     summary = {
         "candidates": result.candidates,
         "present": result.present,

@@ -27,9 +27,10 @@ from socialrec_pipeline.defs.services import (
     status_counts,
     token_recorder,
     transient_only,
+    warn_run,
     warn_stopped_credentials,
 )
-from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
+from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
 from socialrec_pipeline.recording.provider_stops import RedisProviderStops
@@ -95,12 +96,16 @@ def prepare(
     if isinstance(prepared, SkippedToken):
         tag_outcome(context, prepared.outcome)
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
-            message = upstream_failure_message(address, prepared.reason)
-            context.log.error(f"{message} (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})")
+            message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
+            attempt = f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})" if prepared.retryable else ""
+            context.log.error(message + attempt)
             raise dg.Failure(
                 description=message,
                 metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+                allow_retries=prepared.retryable,
             )
+        if prepared.upstream_404_suspicious:
+            warn_run(context, upstream_404_streak_message(prepared.upstream_404_streak), UPSTREAM_ALL_404)
         context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
         yield dg.Output(
             str(prepared.outcome),
@@ -116,11 +121,25 @@ def prepare(
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
 
 
-def upstream_failure_message(address: str, reason: str) -> str:
+def upstream_failure_message(address: str, reason: str, *, retryable: bool = True) -> str:
+    if not retryable:
+        return (
+            f"SolTracker lookup of {address} failed ({reason}). Not retried: a refused key or an answer "
+            "outside the contract does not change by asking again at once. Nothing was written and the "
+            "token lock is released. Check SOL_TRACKER_API_KEY and SOL_TRACKER_BASE_URL, then re-execute this run."
+        )
     return (
         f"SolTracker lookup of {address} failed ({reason}). Nothing was written and the token lock is "
         "released. Check SolTracker (SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the token's next "
         "token.flow event relaunches it, or re-execute this run once SolTracker answers."
+    )
+
+
+def upstream_404_streak_message(streak: int) -> str:
+    return (
+        f"SolTracker answered 404 (unknown token) for the last {streak} tokens in a row. Tokens that qualified "
+        "on the stream are normally known upstream: check SOL_TRACKER_BASE_URL (a wrong base URL answers 404 "
+        "for every token). Unknown tokens are not recorded; reconcile their hours once the URL is fixed."
     )
 
 

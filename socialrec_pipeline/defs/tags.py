@@ -16,6 +16,8 @@ INFRA_FAILED = "infra_failed"
 #: quota is spent, the upstream answers 404 for every token): comma-separated codes such as
 #: `key_rejected:TWITTERAPI_API_KEY`, `quota_exceeded:YOUTUBE_API_KEY`, `upstream_all_404`.
 WARNING_TAG = "socialrec/warning"
+#: The warning code of "SolTracker answered 404 for every token in a row" (a wrong base URL?).
+UPSTREAM_ALL_404 = "upstream_all_404"
 
 
 def run_tags(token_address: str, *, source: str, sandbox: bool) -> dict[str, str]:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
-from socialrec_pipeline.defs.tags import TOKEN_TAG, run_tags
+from socialrec_pipeline.defs.tags import TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import Launch, TickLimits, TokenFlowDrain, plan_launches
@@ -35,6 +35,19 @@ TICK_LIMITS = TickLimits()
 def active_tokens(instance: dg.DagsterInstance) -> set[str]:
     runs = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=ACTIVE_STATUSES))
     return {run.tags[TOKEN_TAG] for run in runs if TOKEN_TAG in run.tags}
+
+
+def upstream_404_warning(instance: dg.DagsterInstance) -> str | None:
+    """The latest finished record_token_job run's "SolTracker answered 404 for every token" warning,
+    relayed on the tick (the streak itself is counted by the runs, in Redis)."""
+    finished = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE]
+    latest = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=finished), limit=1)
+    if not latest or UPSTREAM_ALL_404 not in latest[0].tags.get(WARNING_TAG, "").split(","):
+        return None
+    return (
+        f"SolTracker answered 404 (unknown token) for every token in a row up to run {latest[0].run_id}: "
+        "check SOL_TRACKER_BASE_URL (a wrong base URL looks exactly like unknown tokens)."
+    )
 
 
 def run_request(launch: Launch, sandbox: bool) -> dg.RunRequest:
@@ -132,10 +145,13 @@ def token_flow_sensor(
         "waiting": plan.waiting,
     }
     context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
+    warning = upstream_404_warning(context.instance)
+    if warning:
+        context.log.warning(warning)
     cursor = json.dumps({"last_tick": tick, "totals": _totals(context.cursor, tick)}, sort_keys=True)
     requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
     return dg.SensorResult(
         run_requests=requests or None,
-        skip_reason=None if requests else skip_reason(tick),
+        skip_reason=None if requests else skip_reason(tick) + (f". WARNING: {warning}" if warning else ""),
         cursor=cursor,
     )

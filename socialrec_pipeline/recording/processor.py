@@ -30,7 +30,7 @@ from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens, UpstreamUnavailable
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -76,12 +76,26 @@ class PreparedToken:
     prepare_s: float = 0.0
 
 
+#: This many upstream "unknown token" answers in a row are reported as a warning: a wrong base URL
+#: answers 404 for every token, exactly like an unknown one.
+UPSTREAM_404_STREAK_WARNING = 10
+
+
 @dataclass(frozen=True)
 class SkippedToken:
     address: str
     outcome: RecordOutcome
     reason: str = ""
     upstream_calls: int = 0
+    #: False when another attempt of this run cannot help (the upstream refused our key, answered
+    #: out of contract or for another address): the op fails without retries.
+    retryable: bool = True
+    #: Consecutive upstream "unknown" answers, this one included (0 when not asked).
+    upstream_404_streak: int = 0
+
+    @property
+    def upstream_404_suspicious(self) -> bool:
+        return self.upstream_404_streak >= UPSTREAM_404_STREAK_WARNING
 
 
 #: Statuses that never judged the target, so they never count an attempt (SPEC §4.1).
@@ -256,11 +270,15 @@ class TokenRecorder:
                 except UpstreamError as exc:
                     log.warning("upstream lookup failed for %s: %s", address, exc)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls)
+                    return SkippedToken(
+                        address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls,
+                        retryable=isinstance(exc, UpstreamUnavailable),
+                    )
                 if token is None:
-                    self.unknown_tokens.remember(address)
+                    streak = self.unknown_tokens.remember(address)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls)
+                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak)
+                self.unknown_tokens.note_known()
             planned = tuple(self.plan_urls(token))
         except BaseException:
             self._release_quietly(address, owner)
