@@ -23,6 +23,12 @@ def _build_parser() -> argparse.ArgumentParser:
     publish = sandbox_sub.add_parser("publish", help="publish sample token.flow events to the exchange")
     publish.add_argument("--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"))
     publish.add_argument("--env", default=os.environ.get("SOCIALREC_ENV", "sandbox"), help="queue suffix (default sandbox)")
+
+    sub.add_parser(
+        "backfill-retry-queue",
+        help="once after upgrading: derive tokens.oldest_attempt (the retry queue) for markers written before it "
+        "existed (MONGODB_URI, MONGODB_DATABASE)",
+    )
     return parser
 
 
@@ -38,6 +44,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.sandbox_command == "serve":
             return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file)
         return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=args.env)
+    if args.command == "backfill-retry-queue":
+        from socialrec_pipeline.store import Store
+        from socialrec_pipeline.store.client import open_client, open_database
+
+        uri = os.environ.get("MONGODB_URI")
+        if not uri:
+            print("MONGODB_URI is not set", file=sys.stderr)
+            return 2
+        client = open_client(uri)
+        try:
+            store = Store(open_database(client, os.environ.get("MONGODB_DATABASE", "socialrec")))
+            store.ensure_indexes()
+            print(f"tokens updated: {store.tokens.backfill_oldest_attempt()}")
+        finally:
+            client.close()
+        return 0
     raise AssertionError(f"unhandled command {args.command}")
 
 

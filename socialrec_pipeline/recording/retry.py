@@ -85,24 +85,20 @@ class RetryService:
         stops = provider_stops or InMemoryProviderStops()
         owner = owner or f"retry-{uuid.uuid4().hex}"
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
-        tokens = self.store.tokens.find_by_url_statuses(wanted, cutoff, budget)
-        result = RetryResult(tokens_selected=len(tokens))
-        for selected in tokens:
-            if budget <= 0:
-                break
-            due = _due(selected, wanted, cutoff, budget)
-            if not due:
-                continue
-            with self.recorder.locks.acquired(selected.address, owner) as got:
+        # The `budget` URLs waiting longest, whatever their token (fair: SPEC §8 "oldest first").
+        selected = self.store.tokens.find_due_urls(wanted, cutoff, budget)
+        result = RetryResult(tokens_selected=len(selected))
+        for chosen, records in selected:
+            urls = {r.url for r in records}
+            with self.recorder.locks.acquired(chosen.address, owner) as got:
                 if not got:
-                    result.skipped_locked += len(due)
+                    result.skipped_locked += len(records)
                     continue
                 # Read again under the lock: another worker may have retried these URLs between
                 # the selection and now, and must not be paid for twice.
-                token = self.store.tokens.find_by_address(selected.address)
-                for record in _due(token, wanted, cutoff, budget) if token else []:
+                token = self.store.tokens.find_by_address(chosen.address)
+                for record in _due(token, wanted, cutoff, urls) if token else []:
                     self._retry_url(token, record, owner, guard, stops, result)
-                    budget -= 1
         result.credit_exhausted = guard.is_exhausted()
         return result
 
@@ -164,6 +160,6 @@ class RetryService:
             log.warning("retry: %s lost its element %s while we worked", token.address, record.url)
 
 
-def _due(token: Token, statuses: set[FetchStatus], cutoff: datetime, limit: int) -> list[SocialUrlRecord]:
-    """The token's URLs in `statuses` last attempted before `cutoff`, at most `limit`."""
-    return [r for r in token.social_urls if r.status in statuses and r.attempted_at < cutoff][:limit]
+def _due(token: Token, statuses: set[FetchStatus], cutoff: datetime, urls: set[str]) -> list[SocialUrlRecord]:
+    """Of the selected `urls`, those still in `statuses` and last attempted before `cutoff`."""
+    return [r for r in token.social_urls if r.url in urls and r.status in statuses and r.attempted_at < cutoff]

@@ -161,10 +161,11 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
     resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
     config = {"ops": {"prepare": {"config": {"token_address": address}}}}
     assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
-    fresh_db["tokens"].update_one(
-        {"address": address, "social_urls.platform": "x"},
-        {"$set": {"social_urls.$.status": "error", "social_urls.$.attempts": 4}},
-    )
+    from socialrec_pipeline.store import Store
+
+    store = Store(fresh_db)
+    x_record = next(r for r in store.tokens.find_by_address(address).social_urls if r.platform == "x")
+    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": "error", "attempts": 4}))
     rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
     rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
     current = resources["generators"]

@@ -193,19 +193,19 @@ def test_limit_caps_the_urls_of_one_run(env, store, clock):
     assert sorted(r.status for r in store.tokens.find_by_address(address).social_urls) == ["error", "ok", "ok"]
 
 
-def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, fresh_db, mongo_uri):
+def test_selection_is_an_oldest_first_range_on_each_status_index(store, redis_client, clock, fresh_db, mongo_uri):
     from pymongo import MongoClient, monitoring
 
     from socialrec_pipeline.store import Store
     from socialrec_pipeline.store.client import CODEC_OPTIONS
 
-    class Filters(monitoring.CommandListener):
+    class Finds(monitoring.CommandListener):
         def __init__(self):
-            self.filters = []
+            self.commands = []
 
         def started(self, event):
             if event.command_name == "find" and event.command.get("find") == "tokens":
-                self.filters.append(event.command.get("filter"))
+                self.commands.append(event.command)
 
         def succeeded(self, event):
             pass
@@ -213,20 +213,59 @@ def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, 
         def failed(self, event):
             pass
 
-    listener = Filters()
+    listener = Finds()
     client = MongoClient(mongo_uri, event_listeners=[listener], tz_aware=True)
     try:
         watched = Store(client.get_database(fresh_db.name, codec_options=CODEC_OPTIONS))
         e = harness.build(watched, redis_client, clock)
         seed(watched, clock, make_address(9), rec("https://x.com/a/status/91", "error", attempts=1))
-        listener.filters.clear()
+        listener.commands.clear()
         RetryService(watched, e.recorder, clock=clock).run(["error", "unsupported"])
-        selection = listener.filters[0]
-        assert list(selection) == ["social_urls.status"]
-        assert sorted(selection["social_urls.status"]["$in"]) == ["error", "unsupported"]
+        selection = [c for c in listener.commands if "oldest_attempt.error" in c["filter"] or "oldest_attempt.unsupported" in c["filter"]]
+        assert sorted(list(c["filter"])[0] for c in selection) == ["oldest_attempt.error", "oldest_attempt.unsupported"]
+        for command in selection:
+            (field,) = command["filter"]
+            assert command["filter"][field] == {"$lt": clock() - timedelta(minutes=60)}
+            assert command["sort"] == {field: 1} and command["hint"] == "idx_tokens_oldest_" + field.split(".")[1]
         e.server.stop()
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("urls", "limit"), [(7, 3), (10, 5), (5, 4)])
+def test_every_due_url_is_attempted_within_ceil_m_over_l_runs(store, redis_client, clock, urls, limit):
+    """Issue 9 item 7: fair retry. URLs that stay `unsupported` for good (no generator) are retried
+    every run they are due; with limit L and M due URLs each is attempted within ceil(M/L) runs,
+    however the URLs are spread over tokens and in whatever order they were written."""
+    import math
+
+    e = harness.build(store, redis_client, clock, generators=[])  # nothing can fetch them: unsupported for good
+    try:
+        attempted: dict[str, int] = {}
+        token_of: dict[str, str] = {}
+        for i in range(urls):
+            address = make_address(500 + i // 2)  # two URLs per token, the first token written first
+            url = f"https://x.com/a/status/{900 + i}"
+            token_of[url] = address
+            at = OLD - timedelta(minutes=(i * 7919) % 97)  # attempted_at in no particular order
+            marker = store.tokens.find_by_address(address)
+            records = (marker.social_urls if marker else []) + [rec(url, "unsupported", field=f"f{i}", at=at)]
+            store.tokens.write_marker(Token.of(address=address, discovered_at=OLD, social_urls=records))
+        service = RetryService(store, e.recorder, clock=clock)
+        for run in range(math.ceil(urls / limit)):
+            before = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
+            oldest = sorted(before.values())[:limit]  # the oldest L (which of equal times: any)
+            result = service.run(["unsupported"], limit=limit)
+            after = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
+            done = sorted(u for u in after if after[u] != before[u])
+            assert result.urls_attempted == len(done) == min(limit, urls)  # all are due again each hour
+            assert sorted(before[u] for u in done) == oldest
+            for u in done:
+                attempted[u] = attempted.get(u, 0) + 1
+            clock.now += timedelta(hours=1, minutes=1)  # the hourly schedule: every URL is due again
+        assert set(attempted) == set(token_of)  # each one within ceil(M/L) runs
+    finally:
+        e.server.stop()
 
 
 def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env, store, clock):

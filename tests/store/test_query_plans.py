@@ -178,6 +178,11 @@ def _exercise(store: Store) -> None:
     store.tokens.find_existing_addresses([address, "missing"])
     store.tokens.url_statuses_filter(RETRYABLE)  # the query find_by_url_statuses sends
     store.tokens.find_by_url_statuses(RETRYABLE, h(1), limit=10)
+    store.tokens.oldest_attempt_filter(FetchStatus.ERROR, h(1))  # the query find_due_urls sends per status
+    store.tokens.find_due_urls(RETRYABLE, h(1), limit=10)
+    store.tokens.find_due_urls([FetchStatus.ERROR], None, limit=1)
+    store.db.tokens.update_one({"address": address}, {"$unset": {"oldest_attempt": ""}})  # a marker from before
+    store.tokens.backfill_oldest_attempt()
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
     moved = record.model_copy(update={"url": url + "?moved", "attempts": 3})
     store.tokens.record_social_url_result(address, url, moved)  # the element takes a new url
@@ -223,6 +228,17 @@ def test_every_repository_query_uses_an_index(traced):
         if "COLLSCAN" in stages or not set(_index_names(plan)):
             scans.append((collection, json.dumps(query, default=str), sort, plan))
     assert scans == [], "\n".join(f"{c} {q} {s} {p}" for c, q, s, p in scans)
+
+
+@pytest.mark.parametrize("status", [FetchStatus.ERROR, FetchStatus.UNSUPPORTED, FetchStatus.EXHAUSTED])
+def test_retry_queue_is_an_oldest_first_range_scan_on_its_status_index(store, status):
+    from socialrec_pipeline.store.tokens import oldest_attempt_index
+
+    query = store.tokens.oldest_attempt_filter(status, h(1))
+    field = f"oldest_attempt.{status.value}"
+    plan = winning_plan(store.db, "tokens", query, {field: 1}, oldest_attempt_index(status))
+    assert "COLLSCAN" not in set(_stages(plan)) and "SORT" not in set(_stages(plan))  # the index gives the order
+    assert set(_index_names(plan)) == {f"idx_tokens_oldest_{status.value}"}
 
 
 def test_retry_selection_is_an_index_scan_on_the_status_index(store):
