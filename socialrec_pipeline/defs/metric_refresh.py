@@ -6,7 +6,7 @@ import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import token_recorder
+from socialrec_pipeline.defs.services import TRANSIENT_RETRY, token_recorder, transient_only, warn_stopped_credentials
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
@@ -20,8 +20,11 @@ class MetricRefreshConfig(dg.Config):
     )
 
 
+#: Safe to repeat: a point added before the fault makes its object not due (minimum interval).
 @dg.op(
-    description="Re-fetch recently linked objects within the budget and append metric points (capped per object)."
+    retry_policy=TRANSIENT_RETRY,
+    description="Re-fetch the recently linked objects whose last metric point is oldest, within the budget, and "
+    "append points (at most one per object per SOCIALREC_METRIC_MIN_INTERVAL_MINUTES, capped per object).",
 )
 def refresh_metrics(
     context: dg.OpExecutionContext,
@@ -31,19 +34,31 @@ def refresh_metrics(
     recording: RecordingSettingsResource,
     generators: GeneratorsResource,
 ) -> dg.Output:
-    recorder = token_recorder(mongo, redis, None, recording, generators)
-    result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+    with transient_only(context):
+        recorder = token_recorder(mongo, redis, None, recording, generators)
+        result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
     summary = {
+        "candidates": result.candidates,
         "urls_considered": result.urls_considered,
         "generator_calls": result.generator_calls,
         "points_appended": result.points_appended,
+        "failed": result.failed,
     }
     context.log.info("metric refresh " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    for url, reason in result.failures:
+        context.log.warning(f"metric refresh of {url} failed: {reason}")
+    if result.failed > len(result.failures):
+        context.log.warning(f"... and {result.failed - len(result.failures)} more failure(s)")
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     return dg.Output(
         summary,
         metadata={
             **summary,
+            "metrics_latest_updated": result.metrics_latest_updated,
+            "left_window": result.left_window,
             "budget_exhausted": result.budget_exhausted,
+            "credit_exhausted": result.credit_exhausted,
+            "min_interval_minutes": recorder.settings.metric_min_interval_minutes,
             "skipped": dg.MetadataValue.json(dict(result.skipped)),
         },
     )

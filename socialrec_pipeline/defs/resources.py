@@ -147,6 +147,11 @@ class RecordingSettingsResource(dg.ConfigurableResource):
     unknown_token_ttl_s: str = Field(
         default="", description="SOCIALREC_UNKNOWN_TOKEN_TTL_S: how long an upstream 'unknown token' is remembered (default 300)."
     )
+    metric_min_interval_minutes: str = Field(
+        default="",
+        description="SOCIALREC_METRIC_MIN_INTERVAL_MINUTES: the metric refresh adds a point to an object only when "
+        "its last point is older (default 60, 1-10080).",
+    )
 
     def settings(self):
         from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings

@@ -29,6 +29,7 @@ ENV_NAMES: dict[str, str] = {
     "SOCIALREC_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
     "SOCIALREC_LOCK_TTL_S": "lock_ttl_s",
     "SOCIALREC_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
+    "SOCIALREC_METRIC_MIN_INTERVAL_MINUTES": "metric_min_interval_minutes",
 }
 
 class RecordingSettings(BaseModel):
@@ -46,6 +47,8 @@ class RecordingSettings(BaseModel):
     reconcile_page_limit: StrictInt = Field(default=100, ge=1, le=200)
     lock_ttl_s: StrictInt = Field(default=120, ge=10, le=3600)
     unknown_token_ttl_s: StrictInt = Field(default=300, ge=1, le=86_400)
+    #: The metric refresh adds a point to an object only when its last point is older (SPEC §9).
+    metric_min_interval_minutes: StrictInt = Field(default=60, ge=1, le=7 * 24 * 60)
 
     @field_validator("paid_platforms", mode="before")
     @classmethod

@@ -101,6 +101,8 @@ INDEXES: dict[str, list[IndexModel]] = {
             [("object", ASCENDING), ("object_id", ASCENDING)], name="uniq_series_object", unique=True
         ),
         IndexModel([("platform", ASCENDING)], name="idx_series_platform"),
+        # The metric refresh queue: per platform, the objects waiting longest first (SPEC §9).
+        IndexModel([("platform", ASCENDING), ("refresh_at", ASCENDING)], name="idx_series_refresh"),
     ],
     TOKENS: [
         IndexModel([("address", ASCENDING)], name="uniq_tokens_address", unique=True),

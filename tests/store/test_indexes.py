@@ -43,6 +43,7 @@ EXPECTED = {
     "metric_series": [
         ("uniq_series_object", [("object", 1), ("object_id", 1)], True, None),
         ("idx_series_platform", [("platform", 1)], False, None),
+        ("idx_series_refresh", [("platform", 1), ("refresh_at", 1)], False, None),
     ],
     "tokens": [
         ("uniq_tokens_address", [("address", 1)], True, None),

@@ -136,6 +136,7 @@ def _exercise(store: Store) -> None:
     store.contents.find_by_platform_key(Platform.X, ContentSubtype.TWEET, content.platform_key)
     store.contents.add_source_urls([(content.id, SourceUrlEntry(url=url + "?v=2", status="ok", observed_at=T0))])
     store.contents.find_by_id(content.id)
+    store.contents.update_metrics_latest(content.id, {"viewCount": 5}, h(1))
     store.contents.find_by_ids([content.id, child.id])
     store.contents.find_by_creator(account.id, limit=5)
     store.contents.find_children(content.id)
@@ -170,6 +171,13 @@ def _exercise(store: Store) -> None:
     store.metrics.append_point(ObjectKind.ACCOUNTS, account.id, Platform.X, point)
     store.metrics.find_by_object(ObjectKind.ACCOUNTS, account.id)
     store.metrics.find_latest_point(ObjectKind.ACCOUNTS, account.id)
+    store.metrics.refresh_due_filter(Platform.X, h(5))  # the query iter_refresh_due sends per platform
+    list(store.metrics.iter_refresh_due([Platform.X, Platform.GITHUB], h(5)))
+    store.metrics.find_last_point_times([(ObjectKind.ACCOUNTS, account.id), (ObjectKind.VENUES, venue.id)])
+    store.metrics.touch_refresh(ObjectKind.ACCOUNTS, account.id, h(2))
+    store.metrics.leave_refresh_queue(ObjectKind.ACCOUNTS, account.id)
+    store.db.metric_series.update_one({"object": "venues", "object_id": venue.id}, {"$unset": {"last_point_at": ""}})
+    store.metrics.backfill_refresh_queue()
 
     record = SocialUrlRecord(url=url, raw_url=url, status=FetchStatus.ERROR, attempted_at=T0, attempts=1)
     store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[record]))
