@@ -25,9 +25,9 @@ def _build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--env", default=os.environ.get("SOCIALREC_ENV", "sandbox"), help="queue suffix (default sandbox)")
 
     sub.add_parser(
-        "backfill-retry-queue",
-        help="once after upgrading: derive tokens.oldest_attempt (the retry queue) for markers written before it "
-        "existed (MONGODB_URI, MONGODB_DATABASE)",
+        "backfill-queues",
+        help="once after upgrading: derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
+        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE)",
     )
     return parser
 
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.sandbox_command == "serve":
             return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file)
         return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=args.env)
-    if args.command == "backfill-retry-queue":
+    if args.command == "backfill-queues":
         from socialrec_pipeline.store import Store
         from socialrec_pipeline.store.client import open_client, open_database
 
@@ -57,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = Store(open_database(client, os.environ.get("MONGODB_DATABASE", "socialrec")))
             store.ensure_indexes()
             print(f"tokens updated: {store.tokens.backfill_oldest_attempt()}")
+            print(f"metric series updated: {store.metrics.backfill_refresh_queue()}")
         finally:
             client.close()
         return 0
