@@ -17,7 +17,7 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only, warn_stopped_credentials
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
@@ -90,6 +90,7 @@ def reconcile_window(
         **status_counts(result.url_statuses),
     }
     context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")

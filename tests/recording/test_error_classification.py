@@ -162,3 +162,21 @@ def test_a_stop_seen_by_one_step_is_seen_by_the_next_through_redis(store, redis_
     finally:
         stops.clear()
         e.server.stop()
+
+
+def test_reconcile_reports_a_refused_key_once_and_records_the_urls_unsupported(store, redis_client, clock, api):
+    from socialrec_pipeline.recording.reconcile import ReconcileService
+
+    from .test_reconcile import FROM, TO, _at, harness_token
+
+    api.route("GET", "/twitter/tweets", Reply.json({"error": "Unauthorized"}, status=401))
+    x = XGenerator(TwitterApiClient(api.url, "bad-key"))
+    e = harness.build(store, redis_client, clock, generators=[x])
+    try:
+        for i in range(2):
+            e.upstream.put(harness_token(make_address(60 + i), _at(i), twitter=f"https://x.com/a/status/{i + 1}"))
+        result = ReconcileService(store, e.client, e.recorder, clock=clock).run_window(FROM, TO, [])
+        assert result.recorded == 2 and result.url_statuses == {"unsupported": 2}
+        assert set(result.stopped_credentials) == {"TWITTERAPI_API_KEY"}
+    finally:
+        e.server.stop()
