@@ -190,6 +190,7 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
     """Issue 9: a provider refusing our key is a configuration problem: the URLs stay `unsupported`
     without attempts, and the run says which variable to fix (step log, run tag, metadata)."""
     from socialrec_pipeline.defs.resources import GeneratorsResource, XApiResource
+    from socialrec_pipeline.domain.enums import FetchStatus
     from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 
     server, soltracker = fixtures
@@ -202,7 +203,7 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
 
     store = Store(fresh_db)
     x_record = next(r for r in store.tokens.find_by_address(address).social_urls if r.platform == "x")
-    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": "error", "attempts": 4}))
+    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4}))
     rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
     rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
     current = resources["generators"]
