@@ -125,10 +125,14 @@ class TokenRepository:
         heap: list[tuple[datetime, int, dict]] = []
         for i, status in enumerate(sorted(wanted)):
             field = f"{OLDEST_ATTEMPT}.{status.value}"
+            # Every token in the range holds at least one due URL of this status, so `limit`
+            # tokens already hold `limit` URLs no later than any token after them: the one
+            # after is only needed to peek at its key. The server then stops reading there.
             cursor = (
                 self._col.find(self.oldest_attempt_filter(status, attempted_before))
                 .sort(field, 1)
                 .hint(oldest_attempt_index(status))
+                .limit(limit + 1)
                 .batch_size(min(_SCAN_BATCH, limit + 1))
             )
             cursors.append(cursor)
