@@ -110,6 +110,9 @@ class RetryService:
         if routed is not None and (routed.source_type.value != record.source_type or new_url != record.url):
             result.rerouted += 1
         if sibling is not None:
+            # The sibling may have been retried a moment ago in this run: take its current outcome.
+            current = self.store.tokens.find_by_address(token.address)
+            sibling = (current.social_url(new_url) if current else None) or sibling
             self._resolve_to_sibling(token, record, sibling, routed, raw, result)
             return
         planned = PlannedUrl(url=new_url, raw_url=raw, source_field=record.source_field, routed=routed)

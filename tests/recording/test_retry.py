@@ -332,3 +332,17 @@ def test_a_rerouted_url_follows_a_failing_sibling_without_an_attempt(env, store,
     after = elements(store, address)
     assert (after[stale].status, after[stale].attempts) == ("not_found", 2)
     assert env.generators[0].calls == []
+
+
+def test_a_sibling_retried_earlier_in_the_same_run_passes_on_its_new_outcome(env, store, clock):
+    address = make_address(13)
+    sibling_url = "https://x.com/a/status/57"
+    stale = "https://twitter.com/a/status/57?s=20"
+    seed(store, clock, address,
+         rec(sibling_url, "error", attempts=1, at=OLD - timedelta(minutes=1)),  # older: retried first
+         rec(stale, "error", attempts=1, field="website"))
+    result = RetryService(store, env.recorder, clock=clock).run(["error"])
+    after = elements(store, address)
+    assert (result.urls_attempted, result.same_as_sibling) == (2, 1)
+    assert env.generators[0].calls == [sibling_url]  # fetched once, for the sibling
+    assert (after[sibling_url].status, after[stale].status, after[stale].attempts) == ("ok", "ok", 1)
