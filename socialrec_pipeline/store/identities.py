@@ -313,6 +313,20 @@ class AccountRepository(_IdentityRepository[Account]):
         result = self._col.update_one({"platform": str(platform), "platform_key": platform_key}, [{"$set": merge.fields}])
         return result.matched_count == 1
 
+    def bios_after(self, after_id: ObjectId | None, limit: int) -> list[tuple[ObjectId, str | None, list[str]]]:
+        """`(_id, bio, known_wallets)` of the next `limit` rows in `_id` order after `after_id`
+        (a range on the `_id` index: a backfill walks the collection in bounded batches)."""
+        query = {"_id": {"$gt": after_id}} if after_id is not None else {}
+        cursor = self._col.find(query, {"bio": 1, "known_wallets": 1}, sort=[("_id", 1)], limit=limit).hint("_id_")
+        return [(d["_id"], d.get("bio"), list(d.get("known_wallets") or [])) for d in cursor]
+
+    def add_wallets(self, wallets: Sequence[tuple[ObjectId, Sequence[str]]]) -> int:
+        """Add wallets to rows' `known_wallets` (one bulk write; present ones are not repeated);
+        returns the rows changed."""
+        ops = [UpdateOne({"_id": row_id}, {"$addToSet": {"known_wallets": {"$each": list(ws)}}})
+               for row_id, ws in wallets if ws]
+        return self._col.bulk_write(ops, ordered=False).modified_count if ops else 0
+
     def find_current_holders(self, platform: Platform, handle: str) -> list[Account]:
         """Accounts of `platform` whose latest handle is `handle` (the holder a URL names now)."""
         return [a for a in self.find_by_handle(handle) if a.platform == platform and a.current_handle() == handle]
