@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import StrEnum
@@ -32,6 +32,8 @@ from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard,
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
+from socialrec_pipeline.routing.apex import domain_fingerprint
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 if TYPE_CHECKING:
@@ -143,6 +145,18 @@ def _default_gate(routed: RoutedUrl, settings, supported):
     from socialrec_pipeline.routing.gate import gate
 
     return gate(routed, settings, supported)
+
+
+def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
+    """`domain:{apex}` of each of the token's websites (seed 000 §1.9/§1.11): tokens sharing a
+    domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
+    profile in the website field (`x.com/...`) says nothing about a shared site."""
+    found = (
+        domain_fingerprint(p.routed.canonical_url)
+        for p in planned
+        if p.routed is not None and p.routed.source_type == SourceType.WEBSITE
+    )
+    return list(dict.fromkeys(f for f in found if f))
 
 
 class TokenRecorder:
@@ -412,6 +426,7 @@ class TokenRecorder:
                 symbol=prepared.symbol,
                 first_transfer_at=prepared.first_transfer_at,
                 social_urls=[r.to_record() for r in results],
+                fingerprints=token_fingerprints(prepared.planned),
             )
             created = self.store.tokens.write_marker(marker)
         finally:

@@ -118,6 +118,7 @@ def _exercise(store: Store) -> None:
     store.venues.find_by_platform_keys([("x", venue.platform_key)])
     store.accounts.find_current_holders(Platform.X, "kol")
     store.accounts.mark_unavailable(Platform.X, account.platform_key, T0)
+    store.tokens.find_by_fingerprint("domain:example.com")
     store.accounts.bios_after(None, 10)
     store.accounts.bios_after(account.id, 10)
     store.accounts.add_wallets([(account.id, ["7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"])])
