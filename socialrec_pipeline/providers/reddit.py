@@ -246,9 +246,9 @@ def subreddit_venue(about: dict[str, Any]) -> VenueDraft:
 
 def user_account(about: Any) -> AccountDraft:
     if isinstance(about, dict) and isinstance(about.get("data"), dict) and about["data"].get("is_suspended") is True:
-        raise AccountSuspended("Reddit account is suspended")
+        raise AccountSuspended("Reddit account is suspended", platform_key=first_str(about["data"].get("name")))
     if isinstance(about, dict) and about.get("is_suspended") is True:  # (unverified) bare form
-        raise AccountSuspended("Reddit account is suspended")
+        raise AccountSuspended("Reddit account is suspended", platform_key=first_str(about.get("name")))
     user = _data_of(about, "t2")
     name = first_str(user.get("name"))
     if name is None:

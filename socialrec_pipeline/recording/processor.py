@@ -337,7 +337,7 @@ class TokenRecorder:
             if isinstance(exc, OutOfCredit):
                 guard.mark_exhausted()
             if isinstance(exc, AccountSuspended):
-                self.note_unavailable(routed, attempted_at)
+                self.note_unavailable(routed, attempted_at, exc.platform_key)
             external = bool(getattr(exc, "external_call_made", generator.makes_external_calls))
             return UrlResult(
                 planned, status_of_error(exc), external_call=external and not isinstance(exc, OutOfCredit),
@@ -385,20 +385,22 @@ class TokenRecorder:
         stamp = row.data.get(PROFILE_OBSERVED_AT)
         return isinstance(stamp, datetime) and stamp > self.clock() - max_age
 
-    def note_unavailable(self, routed: RoutedUrl, at: datetime) -> int:
+    def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
         """A profile URL answered "suspended or deleted": flag the stored account it names
-        (`moderation.unavailable`, with the time). The URL's key is the account key where the
-        platform keys accounts by name (Reddit, GitHub, ...); where it is a handle (X, TikTok,
-        ...), the accounts whose latest handle it is. Never creates a row; never raises."""
+        (`moderation.unavailable`, with the time). By the key the answer gave when it gave one;
+        else by the URL's key, as the account key (platforms keyed by name) or as the latest
+        handle of stored accounts (X, TikTok, ...). Never creates a row; never raises."""
         platform = routed.platform
         key = (routed.source_key or "").strip().strip("/").lstrip("@")
-        if platform is None or not key or routed.object != "accounts":
+        if platform is None or routed.object != "accounts" or not (key or platform_key):
             return 0
         try:
+            if platform_key and self.store.accounts.mark_unavailable(Platform(platform), platform_key, at):
+                return 1
             marked = 0
-            for row in self.store.accounts.find_current_holders(Platform(platform), key):
+            for row in self.store.accounts.find_current_holders(Platform(platform), key) if key else []:
                 marked += self.store.accounts.mark_unavailable(row.platform, row.platform_key, at)
-            if not marked:
+            if not marked and key:
                 marked += self.store.accounts.mark_unavailable(Platform(platform), key, at)
             return marked
         except PyMongoError as exc:

@@ -134,3 +134,20 @@ def test_metric_refresh_refreshes_the_accounts_it_re_observes(world, store, cloc
     row = store.accounts.find_by_platform_key(Platform.GITHUB, "pumpdev")
     assert (row.bio, row.metrics.followers, row.known_wallets, row.observed_at) == (
         f"new CA {SOL}", 90, [SOL], clock.now.replace(microsecond=clock.now.microsecond // 1000 * 1000))
+
+
+def test_suspension_flags_the_row_the_answer_names_whatever_the_url_case(world, store, clock):
+    h, _gh = world
+    # The post names its author "Moon_Dev" (the stored key keeps Reddit's spelling); the profile
+    # URL is lower-cased by the router, and the suspended answer spells the name again.
+    h.server.route("GET", "/comments/1abcde.json", Reply.json(rdfix.post_listing(author="Moon_Dev")))
+    h.server.route("GET", "/user/Moon_Dev/about.json", Reply.json(rdfix.user_about(name="Moon_Dev")))
+    record(h, twitter="https://www.reddit.com/r/solana/comments/1abcde", seed=10)
+    assert store.accounts.find_by_platform_key(Platform.REDDIT, "Moon_Dev").moderation.unavailable is False
+    clock.now += timedelta(hours=1)
+    h.server.route("GET", "/user/moon_dev/about.json", Reply.json(rdfix.suspended_user("Moon_Dev")))
+    result = record(h, twitter="https://www.reddit.com/user/Moon_Dev", seed=11)
+    assert result.urls[0].status == FetchStatus.SUSPENDED
+    row = store.accounts.find_by_platform_key(Platform.REDDIT, "Moon_Dev")
+    assert (row.moderation.unavailable, row.moderation.changed_at) == (True, clock.now)
+    assert store.accounts.find_by_platform_key(Platform.REDDIT, "moon_dev") is None  # no row created
