@@ -35,13 +35,13 @@ class PoolPaidSlots:
     """Claims one slot of the paid pool around each paid call of a step that is not in the pool."""
 
     def __init__(
-        self, context: dg.OpExecutionContext, pool: str = PAID_POOL, *, wait_s: float = SLOT_WAIT_S
+        self, context: dg.OpExecutionContext, pool: str = PAID_POOL, *, wait_s: float | None = None
     ) -> None:
         self._instance = context.instance
         self._run = context.run
         self._step = context.get_step_execution_context().step.key
         self._pool = pool
-        self._wait_s = wait_s
+        self._wait_s = SLOT_WAIT_S if wait_s is None else wait_s
         self._log = context.log
         self.claims = 0
 
