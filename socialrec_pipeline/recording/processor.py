@@ -26,8 +26,8 @@ from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
-from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -252,9 +252,10 @@ class TokenRecorder:
     ) -> PreparedToken | SkippedToken:
         """Lock, idempotency, upstream lookup, routing. On a skip the lock is already released.
 
-        With `check_threshold` (a run that did not come through the sensor's threshold, e.g. one
-        launched by hand), a token whose upstream alpha-finder count is below the threshold is
-        skipped as `below_threshold`, unless `force_below_threshold` says to record it anyway."""
+        With `check_threshold` (every `record_token_job` run: it may have been launched by hand,
+        without the sensor's threshold), a token whose upstream alpha-finder count is below the
+        threshold is skipped as `below_threshold`, unless `force_below_threshold` says to record
+        it anyway."""
         started = time.perf_counter()
         if not self.locks.try_acquire(address, owner):  # Redis errors raise: never "contention"
             return SkippedToken(address, RecordOutcome.LOCKED, "another worker holds the token lock")
@@ -436,9 +437,8 @@ class TokenRecorder:
                     return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()),
                                    paid=True, held_back="credit_exhausted")
                 graph = call(target, options, observed_at)
-        except PaidSlotUnavailable as exc:
-            return Fetched(target, status=FetchStatus.ERROR, external_call=resolved, error=str(exc), paid=True,
-                           held_back="no_slot")
+        except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
+            return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
         except OutOfCredit as exc:
             guard.mark_exhausted(f"{target.canonical_url}: {exc}"[:300])
             log.warning("paid provider out of credit at %s: every paid call stops (%s)", target.canonical_url,
