@@ -12,11 +12,12 @@ import redis.exceptions
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
-    RecordingSettingsResource,
+    RecordingSettingsParam,
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.recording.locks import LockNotHeld, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
 
 
@@ -24,9 +25,12 @@ def token_recorder(
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource | None,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
+    paid_slots: PaidSlots | None = None,
 ) -> TokenRecorder:
+    """The recorder every op uses. Its credit guard is the deployment-wide Redis flag of the paid
+    account; `paid_slots` says where the op's paid calls may run (the paid pool)."""
     settings = recording.settings()
     client = redis.client()
     return TokenRecorder(
@@ -36,7 +40,29 @@ def token_recorder(
         unknown_tokens=UnknownTokenCache(client, ttl_s=settings.unknown_token_ttl_s),
         registry=generators.registry(settings.gate_settings()),
         settings=settings,
+        credit_guard=credit_guard(client, generators),
+        paid_slots=paid_slots or NoPaidSlot(),
     )
+
+
+def credit_guard(client, generators: GeneratorsResource) -> PaidCreditGuard:
+    return PaidCreditGuard(client, scope=generators.apify.credit_scope())
+
+
+def credit_guard_metadata(context: dg.OpExecutionContext, guard) -> dict[str, str]:
+    """`credit_guard` output metadata, and a warning in the run's log while it is tripped."""
+    state = guard.state()
+    if state is None:
+        return {"credit_guard": "clear"}
+    line = f"paid credit guard {state.describe()}: no paid call runs until then. {CREDIT_GUARD_RESET_HINT}"
+    context.log.warning(line)
+    return {"credit_guard": f"{state.describe()}"}
+
+
+CREDIT_GUARD_RESET_HINT = (
+    "It clears by itself one hour after the out-of-credit answer (the next paid call then probes the provider); "
+    "after topping up the account, clear it at once with `socialrec paid-credit reset`."
+)
 
 
 def status_counts(statuses) -> dict[str, int]:

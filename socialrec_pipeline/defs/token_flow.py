@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
+from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import TOKEN_TAG, run_tags
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RecordInbox
@@ -106,7 +106,7 @@ def token_flow_sensor(
     context: dg.SensorEvaluationContext,
     mongo: MongoResource,
     rabbitmq: RabbitMQResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
 ) -> dg.SensorResult:
     threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
     store = mongo.store()

@@ -6,11 +6,12 @@ identity key matches an object that URL linked. Accounts and venues of the graph
 refreshed like on any observation (`GraphWriter.refresh_identities`, SPEC §5); contents rows are not. Bounded by a per-run budget of generator calls; paid platforms are skipped
 while paid fetching is off; series stay capped by `append_point`'s `$slice`.
 
-Out-of-credit (SPEC §6, as for recording and retry): once a paid provider answers out-of-credit,
-no paid provider is called again for the rest of the run. The run shares one `CreditGuard`
-(an `InMemoryCreditGuard` per run by default; a caller may pass a `PaidCreditGuard` to share the
-flag across processes); later URLs on paid platforms are counted as `skipped["credit_exhausted"]`
-and cost no generator call. The URL that met it counts as `skipped["skipped_paid"]`.
+Paid calls go through `TokenRecorder.fetch`, like recording and retry: a short link is judged by
+its resolved target, a paid call takes a slot of the paid pool (the recorder's `paid_slots`) and
+checks the credit guard right before it. The guard is the recorder's (in the code location the
+deployment-wide Redis flag): once any paid call anywhere met out-of-credit, later URLs on paid
+platforms are counted as `skipped["credit_exhausted"]` and cost no call; the URL that met it counts
+as `skipped["skipped_paid"]`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit
 from socialrec_pipeline.domain.models import MetricPoint
-from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
+from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.writer import validate_graph
 
@@ -59,7 +59,7 @@ class MetricRefreshService:
         credit_guard: CreditGuard | None = None,
     ) -> MetricRefreshResult:
         result = MetricRefreshResult()
-        guard = credit_guard or InMemoryCreditGuard()  # one guard for the whole run
+        guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
         links = self.store.links.find_linked_since(self.clock() - lookback, platforms, link_scan_limit)
         linked: dict[str, set] = {}
@@ -80,23 +80,29 @@ class MetricRefreshService:
             if not decision.allowed or generator is None:
                 result.skipped[str(decision.status or "unsupported")] += 1
                 continue
-            if routed.platform in self.settings.paid_platforms and guard.is_exhausted():
+            if self.recorder.is_paid(routed) and guard.is_exhausted():
                 result.skipped["credit_exhausted"] += 1
                 continue
             observed = self.clock()
             result.generator_calls += 1
+            # The same call path as recording: a short link is judged by its target, and a paid
+            # call waits for a slot of the paid pool and checks the credit guard right before it.
+            fetched = self.recorder.fetch(routed, generator, observed, guard)
+            if fetched.status is not None:
+                if fetched.held_back == "credit_exhausted":
+                    result.skipped["credit_exhausted"] += 1
+                elif fetched.held_back == "out_of_credit":
+                    log.info("metric refresh of %s: out of credit; paid URLs skipped from here", url)
+                    result.skipped["skipped_paid"] += 1
+                else:
+                    log.info("metric refresh of %s: %s (%s)", url, fetched.status, fetched.error)
+                    result.skipped[str(fetched.status)] += 1
+                continue
+            graph = fetched.graph
             try:
-                graph = generator.generate(routed, self.recorder.generate_options(), observed)
                 validate_graph(graph, url)
                 self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
-            except OutOfCredit as exc:  # no paid provider is called again in this run
-                log.info("metric refresh of %s: out of credit (%s); paid URLs skipped from here", url, exc)
-                guard.mark_exhausted()
-                result.skipped["skipped_paid"] += 1
-                continue
             except Exception as exc:  # one URL never stops the run
-                if isinstance(exc, AccountSuspended):
-                    self.recorder.note_unavailable(routed, observed)
                 log.info("metric refresh of %s failed: %s", url, exc)
                 result.skipped["error"] += 1
                 continue
