@@ -70,6 +70,7 @@ class TokenRepository:
                 # left alone (its updated_at too).
                 {"address": address, "first_transfer_at": {"$not": {"$lte": at}}},
                 {"$set": {"first_transfer_at": at, "updated_at": utc_now()}},
+                hint="uniq_tokens_address",
             )
             for address, at in earliest.items()
         ]

@@ -75,24 +75,29 @@ def run_key(token_address: str, entry_id: str, generation: int) -> str:
     return f"{token_address}:{entry_id}:{generation}"
 
 
-_DUPLICATE_KEY = 11000
+#: Server write errors caused by the document itself: BSONObjectTooLarge (10334, 17419) and
+#: KeyTooLong (17280). Not BadValue (2): a hint naming a missing index answers that too.
+_CONTENT_CODES = frozenset({10334, 17419, 17280})
+#: Filters on the address plus another field: the embedded server's planner scans the collection
+#: for those unless told to use the unique index (see docs/decisions.md, "Queries on the
+#: embedded server").
+_BY_ADDRESS = "uniq_inbox_token_address"
 
 
 def rejects_content(exc: BaseException) -> bool:
-    """True when a write failed because of the document's content (BSON cannot encode a string,
-    the server refused this document), so the message that carried it is dead-lettered. Anything
-    else — connection, timeout, write concern, a bug — is an infrastructure failure: the tick fails
-    and acknowledges nothing unsettled."""
+    """True when a write failed because of the document's content (BSON cannot encode a string or
+    an integer, the document or an index key is too large), so the message that carried it is
+    dead-lettered. Anything else — connection, timeout, write concern, a missing index, a bug — is
+    an infrastructure failure: the tick fails and acknowledges nothing unsettled."""
     if isinstance(exc, (bson.errors.BSONError, UnicodeError, OverflowError, DocumentTooLarge)):
         return True
     if isinstance(exc, BulkWriteError):
         details = exc.details or {}
         errors = details.get("writeErrors") or []
         return bool(errors) and not details.get("writeConcernErrors") and all(
-            e.get("code") != _DUPLICATE_KEY for e in errors
+            e.get("code") in _CONTENT_CODES for e in errors
         )
-    # A duplicate key is two writers racing on one token, not the message's fault.
-    return isinstance(exc, WriteError) and exc.code != _DUPLICATE_KEY
+    return isinstance(exc, WriteError) and exc.code in _CONTENT_CODES
 
 
 class RecordInbox:
@@ -150,14 +155,17 @@ class RecordInbox:
             update: dict = {"$setOnInsert": on_insert, "$set": {"last_event_at": now}}
             if stamp is not None:
                 update["$min"] = {"first_flow_timestamp": stamp}
-            ops.append(UpdateOne({"token_address": address}, update, upsert=True))
+            ops.append(UpdateOne({"token_address": address}, update, upsert=True, hint=_BY_ADDRESS))
             # The states are disjoint, so at most one of the next two matches. An event relaunches
             # any entry that has no launch outstanding; backoff only paces relaunches without one.
-            ops.append(UpdateOne({"token_address": address, "state": LAUNCHED}, {"$set": {"relaunch": True}}))
+            ops.append(
+                UpdateOne({"token_address": address, "state": LAUNCHED}, {"$set": {"relaunch": True}}, hint=_BY_ADDRESS)
+            )
             ops.append(
                 UpdateOne(
                     {"token_address": address, "state": {"$in": list(RESTING_STATES)}},
                     {"$set": {"state": PENDING, "relaunch": False}, "$inc": {"generation": 1}, "$unset": {"check_at": ""}},
+                    hint=_BY_ADDRESS,
                 )
             )
         self._writes.bulk_write(ops, ordered=True)
@@ -180,7 +188,7 @@ class RecordInbox:
     def apply(self, transitions: Sequence[tuple[InboxEntry, dict]]) -> None:
         """Apply planned state changes; each is guarded by the generation it was planned from."""
         ops = [
-            UpdateOne({"token_address": e.token_address, "generation": e.generation}, update)
+            UpdateOne({"token_address": e.token_address, "generation": e.generation}, update, hint=_BY_ADDRESS)
             for e, update in transitions
         ]
         if ops:

@@ -1,0 +1,32 @@
+"""Which failed inbox writes are blamed on the message (dead-letter) and which on infrastructure."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from pymongo import MongoClient
+from pymongo.errors import AutoReconnect, BulkWriteError, NetworkTimeout
+
+from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.stream.inbox import RecordInbox, rejects_content
+
+NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+
+
+def test_bson_encoding_failures_are_the_message_s_fault(fresh_db):
+    coll = fresh_db["scratch"]
+    for bad in ({"s": "\ud800"}, {"n": 2**70}):
+        with pytest.raises(Exception) as raised:
+            coll.insert_one(bad)
+        assert rejects_content(raised.value), raised.value
+
+
+def test_a_missing_index_or_a_lost_connection_is_never_blamed_on_the_message(fresh_db):
+    inbox = RecordInbox(fresh_db)  # indexes not ensured: the hinted writes are refused
+    event = TokenFlowEvent.model_validate({"tokenAddress": "So11111111111111111111111111111111111111112", "totalInvestedAlphaFinders": 6})
+    with pytest.raises(BulkWriteError) as raised:
+        inbox.accept([event], NOW)
+    assert not rejects_content(raised.value)
+    assert not rejects_content(AutoReconnect("down")) and not rejects_content(NetworkTimeout("slow"))
+    assert not rejects_content(RuntimeError("a bug"))
