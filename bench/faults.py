@@ -17,7 +17,7 @@ first_transfer_at other than expected), unexpected outbound connections (any TCP
 process to something else than the configured services and stand-ins) and seconds. Then totals;
 the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`.
 
-    .venv/bin/python bench/faults.py [--port-base 21200] [--only name,name]
+    .venv/bin/python bench/faults.py [--port-base 21200] [--only name,name] [--shared-broker] 2>faults.log
 """
 
 from __future__ import annotations
@@ -496,8 +496,9 @@ def duplicates(db) -> int:
 
 
 class Bench:
-    def __init__(self, port_base: int) -> None:
+    def __init__(self, port_base: int, shared_broker: bool = False) -> None:
         self.port_base = port_base
+        self.shared_broker = shared_broker
         self.outbound = Outbound()
         self.redis = OwnRedis(port_base)
         self.mongo = OwnSecantus(port_base + 10)
@@ -510,7 +511,7 @@ class Bench:
     def start(self) -> None:
         self.redis.start()
         self.mongo.start()
-        why_not = OwnRabbit.available()
+        why_not = "--shared-broker given" if self.shared_broker else OwnRabbit.available()
         if why_not is None:
             try:
                 self.rabbit = OwnRabbit(self.port_base + 20, self.port_base + 21, nodename=f"faults{self.port_base}")
@@ -781,10 +782,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port-base", type=int, default=int(os.environ.get("SOCIALREC_FAULTS_PORT_BASE", "21200")))
     parser.add_argument("--only", default="", help="comma-separated scenario names")
+    parser.add_argument(
+        "--shared-broker", action="store_true",
+        help="use an exchange and queues of the bench's own on RABBITMQ_URL instead of a second node "
+        "(the broker scenarios are then skipped)",
+    )
     args = parser.parse_args()
     random.seed(9)
     names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
-    bench = Bench(args.port_base)
+    bench = Bench(args.port_base, shared_broker=args.shared_broker)
     started = time.monotonic()
     rows: list[Row] = []
     try:

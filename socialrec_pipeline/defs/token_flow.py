@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import dagster as dg
+# The tag the daemon puts on every run it starts from a RunRequest (the request's run key); not
+# re-exported by `dagster`, and the only link from an inbox entry's launch to the run it became.
 from dagster._core.storage.tags import RUN_KEY_TAG
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
