@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 import bson.errors
 from pymongo import ASCENDING, UpdateOne, WriteConcern
@@ -122,6 +122,13 @@ class RecordInbox:
         self._coll.create_index([("token_address", ASCENDING)], name="uniq_inbox_token_address", unique=True)
         self._coll.create_index([("state", ASCENDING)], name="idx_inbox_state")
         self._coll.create_index([("check_at", ASCENDING)], name="idx_inbox_check_at")
+        # Entries left `idle` before entries carried `check_at` would never be looked at again:
+        # due now, so the next tick sweeps them like any other (a no-op once done).
+        self._writes.update_many(
+            {"state": IDLE, "check_at": {"$exists": False}},
+            {"$set": {"check_at": datetime(2000, 1, 1, tzinfo=timezone.utc)}},
+            hint="idx_inbox_state",
+        )
 
     def accept(self, events: Iterable[TokenFlowEvent], now: datetime) -> int:
         """Record qualifying events (one journaled bulk write); returns the number of distinct tokens.

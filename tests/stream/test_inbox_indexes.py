@@ -51,3 +51,15 @@ def test_every_inbox_query_uses_an_index(mongo_uri, fresh_db):
         if "COLLSCAN" in set(_stages(plan)) or not set(_index_names(plan)):
             scans.append((json.dumps(query, default=str), sort, plan))
     assert scans == [], "\n".join(f"{q} {s} {p}" for q, s, p in scans)
+
+
+def test_the_inbox_declares_exactly_its_three_indexes(fresh_db):
+    RecordInbox(fresh_db).ensure_indexes()
+    RecordInbox(fresh_db).ensure_indexes()  # idempotent
+    specs = {s["name"]: (list(s["key"].items()), bool(s.get("unique"))) for s in fresh_db[COLLECTION].list_indexes()}
+    assert specs == {
+        "_id_": ([("_id", 1)], False),
+        "uniq_inbox_token_address": ([("token_address", 1)], True),
+        "idx_inbox_state": ([("state", 1)], False),
+        "idx_inbox_check_at": ([("check_at", 1)], False),
+    }

@@ -123,3 +123,13 @@ def test_an_entry_whose_token_has_an_active_run_is_not_relaunched_by_the_backoff
     due = inbox.find(A).check_at
     p = plan(inbox, due, active={A})  # an operator launched it by hand meanwhile
     assert p.launches == [] and p.waiting == 1 and inbox.find(A).state == RETRYING
+
+
+def test_idle_entries_from_before_check_at_are_swept_too(fresh_db):
+    fresh_db["record_inbox"].insert_one(
+        {"token_address": A, "state": IDLE, "generation": 2, "relaunch": False, "last_event_at": NOW - timedelta(days=30)}
+    )
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()  # on start-up
+    p = plan(inbox, NOW)
+    assert p.expired == 1 and inbox.find(A) is None
