@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import socket
 import sys
 import threading
@@ -74,8 +75,9 @@ X_KEY = "faults-x-key"
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 #: Inbox states that still lead to a run without anyone's help.
 PENDING_STATES = {"pending", "launched", "retrying"}
-#: Wall-clock bound of one scenario's settling loop.
+#: Wall-clock bound of one scenario's settling loop, and of the whole scenario.
 SETTLE_SECONDS = 120
+SCENARIO_SECONDS = 240
 
 
 def address() -> str:
@@ -548,6 +550,12 @@ class Bench:
         world = World(self, name)
         before = self.outbound.count()
         started = time.monotonic()
+
+        def out_of_time(signum, frame):
+            raise TimeoutError(f"scenario took more than {SCENARIO_SECONDS} s")
+
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.alarm(SCENARIO_SECONDS)
         try:
             body(world, row)
             if not row.skipped:
@@ -557,6 +565,8 @@ class Bench:
             row.note = f"scenario crashed: {type(exc).__name__}: {exc}"[:200]
             row.lost = max(row.lost, len(world.expected))
         finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
             self._recover()
             world.cleanup()
         row.outbound = self.outbound.count() - before

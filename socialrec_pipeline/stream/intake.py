@@ -323,7 +323,8 @@ def plan_launches(
     plan = LaunchPlan()
     entries = inbox.open_entries(limit=limits.max_launches * 2)
     due = inbox.due_entries(now, limit=limits.max_launches * 2)
-    entries += [e for e in due if e.token_address not in {x.token_address for x in entries}]
+    seen = {e.token_address for e in entries}
+    entries += [e for e in due if e.token_address not in seen]
     if not entries:
         return plan
     recorded = set(existing_addresses([e.token_address for e in entries]))
