@@ -114,10 +114,26 @@ class TokenFlowEvent(BaseModel):
         return self.total_invested_alpha_finders >= threshold
 
 
+#: A dead-letter reason is logged, counted and sent as a message header: bounded and printable.
+MAX_REASON_CHARS: int = 200
+
+
+def safe_reason(text: str) -> str:
+    """`text` with every character that is not printable (controls, bidi marks, surrogates, line
+    breaks) replaced by `?`, cut to `MAX_REASON_CHARS`: validator messages quote the offending
+    value, which comes from the producer and must not forge log lines or bloat headers."""
+    cleaned = "".join(
+        ch if ch.isprintable() and ch not in _FORBIDDEN_CHARS and unicodedata.category(ch) != "Cs" else "?"
+        for ch in text[: MAX_REASON_CHARS + 1]
+    )
+    return cleaned if len(cleaned) <= MAX_REASON_CHARS else cleaned[: MAX_REASON_CHARS - 1] + "…"
+
+
 class InvalidEvent(ValueError):
     """The message cannot be processed; `reason` is safe to log and count."""
 
     def __init__(self, reason: str) -> None:
+        reason = safe_reason(reason)
         super().__init__(reason)
         self.reason = reason
 

@@ -30,3 +30,16 @@ def test_a_missing_index_or_a_lost_connection_is_never_blamed_on_the_message(fre
     assert not rejects_content(raised.value)
     assert not rejects_content(AutoReconnect("down")) and not rejects_content(NetworkTimeout("slow"))
     assert not rejects_content(RuntimeError("a bug"))
+
+
+def test_a_dead_letter_reason_is_bounded_and_printable():
+    from socialrec_pipeline.domain.events import MAX_REASON_CHARS, InvalidEvent, parse_token_flow, safe_reason
+
+    body = {"tokenAddress": "So11111111111111111111111111111111111111112", "totalInvestedAlphaFinders": 6,
+            "firstFlowTimestamp": "x" * 5_000}
+    import json
+
+    with pytest.raises(InvalidEvent) as raised:
+        parse_token_flow(json.dumps(body).encode())
+    assert raised.value.reason.startswith("firstFlowTimestamp") and len(raised.value.reason) <= MAX_REASON_CHARS
+    assert safe_reason("bad\nline\u202e\ud800 end") == "bad?line?? end"
