@@ -657,8 +657,9 @@ def mongo_killed_during_run(w: World, row: Row) -> None:
     mongo = w.bench.mongo
 
     def kill_and_restart_later():
+        # Down for longer than the driver's 5 s server selection: the run's writes really fail.
         mongo.kill()
-        threading.Timer(3.0, mongo.start).start()
+        threading.Timer(8.0, mongo.start).start()
 
     w.bench.stand_ins.on_x_call = kill_and_restart_later
     w.publish(flow(addr))
