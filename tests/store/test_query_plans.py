@@ -184,6 +184,7 @@ def _exercise(store: Store) -> None:
     store.tokens.exists(address)
     store.tokens.find_by_address(address)
     store.tokens.find_existing_addresses([address, "missing"])
+    store.tokens.lower_first_transfer_at({address: T0, "missing": T0})
     store.tokens.url_statuses_filter(RETRYABLE)  # the query find_by_url_statuses sends
     store.tokens.find_by_url_statuses(RETRYABLE, h(1), limit=10)
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
