@@ -18,6 +18,11 @@ from pymongo.database import Database
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
+# Op retry policies are built when `socialrec_pipeline.defs` is first imported, which happens after
+# this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
+# Set it in the shell to run the suite with the production delays. Step processes inherit it.
+os.environ.setdefault("SOCIALREC_STEP_RETRY_DELAY_S", "0")
+
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
