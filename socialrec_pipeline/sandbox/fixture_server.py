@@ -161,7 +161,10 @@ class FixtureServer:
         return f"http://{host}:{port}"
 
     def start(self) -> "FixtureServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fixture-http", daemon=True)
+        # `stop()` waits for the loop to look at its flag: every 50 ms, not the default 500 ms.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fixture-http", daemon=True
+        )
         self._thread.start()
         return self
 
