@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,9 +29,15 @@ os.environ.setdefault("SOCIALREC_STEP_RETRY_DELAY_S", "0")
 # that reproduces a failure. Pick another with HYPOTHESIS_PROFILE.
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() in {"true", "1"} else "dev")
-)
+
+
+def hypothesis_profile(environ: Mapping[str, str]) -> str:
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").strip().lower() in {"true", "1"} else "dev"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
