@@ -166,9 +166,10 @@ def test_a_downward_or_sideways_import_is_allowed(source, module, is_package):
 
 
 def test_a_bad_import_in_a_real_module_fails_the_package_scan(tmp_path):
-    """The scan reads real files: copy the package, plant one function-level upward import, see red."""
+    """The scan reads real files: copy a layer, plant one function-level upward import, see red."""
     copy = tmp_path / PACKAGE
-    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE_DIR / "domain", copy / "domain", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PACKAGE_DIR / "__init__.py", copy / "__init__.py")
     assert package_violations(copy) == []
     target = copy / "domain" / "events.py"
     target.write_text(target.read_text() + "\n\ndef _late():\n    from socialrec_pipeline.defs import resources\n")
