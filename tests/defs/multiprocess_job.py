@@ -17,6 +17,8 @@ def record_token_multiprocess() -> dg.JobDefinition:
         name="record_token_multiprocess",
         # forkserver: each step still runs in a process of its own, forked from a server that has
         # already imported dagster and this module (~0.1 s a step instead of a ~2-4 s interpreter start).
+        # The forkserver is started once per test process and keeps the environment it started with:
+        # a second test needing other settings in its step processes must use "spawn".
         executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {"forkserver": {}}}),
         resource_defs=resources_from_env(),
         tags=record_token_job.tags,
