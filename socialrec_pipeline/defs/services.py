@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import math
+import os
+from collections.abc import Iterator, Mapping
 
 import dagster as dg
 import pymongo.errors
@@ -99,8 +101,33 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: Base delay, in seconds, of `TRANSIENT_RETRY`. A retry policy is part of an op's definition, so it is
+#: read when the code location loads, not per run. Production keeps the default; the tests set 0,
+#: so the retries still happen, back to back.
+STEP_RETRY_DELAY_ENV = "SOCIALREC_STEP_RETRY_DELAY_S"
+DEFAULT_STEP_RETRY_DELAY_S = 2.0
+
+
+def step_retry_delay_s(environ: Mapping[str, str] = os.environ) -> float:
+    raw = environ.get(STEP_RETRY_DELAY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_STEP_RETRY_DELAY_S
+    try:
+        delay = float(raw)
+    except ValueError:
+        delay = math.nan
+    if not (math.isfinite(delay) and 0 <= delay <= 600):
+        raise ValueError(f"{STEP_RETRY_DELAY_ENV} must be a number of seconds from 0 to 600, got {raw!r}")
+    return delay
+
+
+def transient_retry_policy(delay_s: float) -> dg.RetryPolicy:
+    """3 retries after about 1x, 3x and 7x `delay_s` (2 s: ~2, 6, 14 s), each ± `delay_s` of jitter."""
+    return dg.RetryPolicy(max_retries=3, delay=delay_s, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
 #: The retry policy of every op that talks to Mongo, Redis or an API; paired with `transient_only`.
-TRANSIENT_RETRY = dg.RetryPolicy(max_retries=3, delay=2, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+TRANSIENT_RETRY = transient_retry_policy(step_retry_delay_s())
 
 
 @contextlib.contextmanager
