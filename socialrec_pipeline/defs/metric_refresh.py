@@ -5,8 +5,15 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import TRANSIENT_RETRY, token_recorder, transient_only, warn_stopped_credentials
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    credit_guard_metadata,
+    token_recorder,
+    transient_only,
+    warn_stopped_credentials,
+)
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
@@ -31,12 +38,14 @@ def refresh_metrics(
     config: MetricRefreshConfig,
     mongo: MongoResource,
     redis: RedisResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
     with transient_only(context):
-        recorder = token_recorder(mongo, redis, None, recording, generators)
+        # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
+        recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
         result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+        guard = credit_guard_metadata(context, recorder.credit_guard)
     summary = {
         "candidates": result.candidates,
         "urls_considered": result.urls_considered,
@@ -60,6 +69,7 @@ def refresh_metrics(
             "credit_exhausted": result.credit_exhausted,
             "min_interval_minutes": recorder.settings.metric_min_interval_minutes,
             "skipped": dg.MetadataValue.json(dict(result.skipped)),
+            **guard,
         },
     )
 

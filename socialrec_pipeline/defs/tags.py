@@ -18,6 +18,9 @@ INFRA_FAILED = "infra_failed"
 WARNING_TAG = "socialrec/warning"
 #: The warning code of "SolTracker answered 404 for every token in a row" (a wrong base URL?).
 UPSTREAM_ALL_404 = "upstream_all_404"
+#: Set to `true` on a `record_token_job` run that recorded a token below the AF threshold because
+#: its config said `force_below_threshold: true`.
+FORCED_TAG = "socialrec/forced_below_threshold"
 
 
 def run_tags(token_address: str, *, source: str, sandbox: bool) -> dict[str, str]:

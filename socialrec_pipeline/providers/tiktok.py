@@ -22,7 +22,7 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import as_int, parse_epoch_seconds, parse_iso
-from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
+from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str, urls_in_text
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -97,7 +97,8 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     data: dict[str, Any] = {}
     music = item.get("musicMeta")
     if isinstance(music, dict):
-        data["musicMeta"] = {k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))}
+        # Flat under the actor's own names: seed 000 lists `musicId` directly in contents.data.
+        data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
     if isinstance(video_meta, dict) and as_int(video_meta.get("duration")) is not None:
         data["duration"] = as_int(video_meta["duration"])
@@ -110,6 +111,7 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         url=routed.canonical_url,
         published_at=_published_at(item),
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
+        links=urls_in_text(first_str(item.get("text"))),
         tags=tags,
         mentions=mentions,
         metrics=counted_metrics(item, CONTENT_METRICS),

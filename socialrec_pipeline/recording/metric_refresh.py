@@ -10,16 +10,19 @@ Per candidate: an object last linked before the lookback window leaves the queue
 it back); otherwise the newest link's entry URL (`source_url`) is re-generated — generators are the
 only way to observe — and every object of that graph that is stored, has metrics and is due gets a
 point. For a content, `metrics_latest` moves together with the series and its `observed_at` never
-regresses. Rows are otherwise not updated (re-observation writes metrics only).
+regresses. Accounts and venues of the graph are completed and refreshed like on any observation
+(`GraphWriter.refresh_identities`, SPEC §5); contents rows are otherwise not updated.
 
 A candidate that yields no point goes to the back of the queue (`touch_refresh`): a URL that fails
 every time cannot take every run's budget. A target gone for good (`not_found`, `suspended`)
 leaves the queue. Failures are logged at WARNING and counted (`failed`, `failures`).
 
 Cost: bounded by `budget` generator calls; paid platforms are not even read while paid is off.
-Out-of-credit (SPEC §6): once a paid provider answers out-of-credit no paid provider is called
-again in the run (one `CreditGuard` per run; a `PaidCreditGuard` shares it across processes);
-later paid candidates count as `skipped["credit_exhausted"]`, the one that met it as
+Paid calls go through `TokenRecorder.fetch`, like recording and retry: a short link is judged by
+its resolved target, a paid call takes a slot of the paid pool (the recorder's `paid_slots`) and
+checks the credit guard right before it. The guard is the recorder's (in the code location the
+deployment-wide Redis flag): once any paid call anywhere met out-of-credit, later paid candidates
+count as `skipped["credit_exhausted"]` and cost no call; the one that met it counts as
 `skipped["skipped_paid"]`. A refused key or a spent quota stops that credential for the run
 (`ProviderStops`), counted as `skipped["credential_stopped"]`.
 """
@@ -33,10 +36,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderStop, TargetNotFound
+from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.models import MetricPoint
-from socialrec_pipeline.providers.base import GenerateOptions
-from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
+from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.writer import validate_graph
@@ -84,7 +86,7 @@ class MetricRefreshService:
         provider_stops: ProviderStops | None = None,
     ) -> MetricRefreshResult:
         result = MetricRefreshResult()
-        guard = credit_guard or InMemoryCreditGuard()  # one guard for the whole run
+        guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
         stops = provider_stops or InMemoryProviderStops()
         interval = min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
         now = self.clock()
@@ -148,7 +150,7 @@ class MetricRefreshService:
         if not decision.allowed or generator is None:
             result.skipped[str(decision.status or "unsupported")] += 1
             return False
-        if routed.platform in self.settings.paid_platforms and guard.is_exhausted():
+        if self.recorder.is_paid(routed) and guard.is_exhausted():
             result.skipped["credit_exhausted"] += 1
             return False
         if stops.stopped(routed.platform) is not None:
@@ -156,21 +158,33 @@ class MetricRefreshService:
             return False
         observed = self.clock()
         result.generator_calls += 1
-        try:
-            graph = generator.generate(routed, GenerateOptions(enable_community=self.settings.enable_community), observed)
-            validate_graph(graph, url)
-        except OutOfCredit as exc:  # no paid provider is called again in this run
-            log.warning("metric refresh of %s: out of credit (%s); paid URLs skipped from here", url, exc)
-            guard.mark_exhausted()
-            result.skipped["skipped_paid"] += 1
+        # The same call path as recording: a short link is judged by its target, and a paid call
+        # waits for a slot of the paid pool and checks the credit guard right before it.
+        fetched = self.recorder.fetch(routed, generator, observed, guard, provider_stops=stops)
+        if fetched.status is not None:
+            if fetched.held_back == "credit_exhausted":
+                result.skipped["credit_exhausted"] += 1
+            elif fetched.held_back == "out_of_credit":
+                log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)
+                result.skipped["skipped_paid"] += 1
+            elif fetched.held_back:  # no slot of the paid pool in time: held back, not a failure
+                result.skipped[str(fetched.status)] += 1
+            elif fetched.stopped_credential is not None:
+                result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
+                self._failed(result, url, fetched.error or str(fetched.status))
+            elif fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED) and not fetched.external_call:
+                result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
+            else:
+                if fetched.status in (FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED):  # gone for good
+                    self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
+                self._failed(result, url, fetched.error or str(fetched.status))
             return False
+        graph = fetched.graph
+        try:
+            validate_graph(graph, url)
+            self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
         except Exception as exc:  # one URL never stops the run
-            if isinstance(exc, ProviderStop):
-                stops.stop(exc)
-                result.stopped_credentials.setdefault(exc.setting, StoppedCredential.of(exc))
-            if isinstance(exc, (TargetNotFound, AccountSuspended)):  # gone for good: leave the queue
-                self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
-            self._failed(result, url, exc)
+            self._failed(result, url, f"{type(exc).__name__}: {exc}")
             return False
         observed_objects = list(self._observed(graph, url, routed.canonical_url))
         last_points = self.store.metrics.find_last_point_times((kind, oid) for kind, oid, _, _ in observed_objects)
@@ -194,8 +208,8 @@ class MetricRefreshService:
         return appended_wanted
 
     @staticmethod
-    def _failed(result: MetricRefreshResult, url: str, exc: BaseException) -> None:
-        reason = f"{type(exc).__name__}: {exc}"[:300]
+    def _failed(result: MetricRefreshResult, url: str, error: str) -> None:
+        reason = error[:300]
         log.warning("metric refresh of %s failed: %s", url, reason)
         result.failed += 1
         if len(result.failures) < MAX_FAILURES_KEPT:

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
-from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
+from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder, UrlResult
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -80,8 +80,10 @@ class RetryService:
         if not_retryable:
             raise ValueError(f"statuses {sorted(not_retryable)} are final and cannot be retried")
         budget = limit if limit is not None else self.settings.retry_limit
-        # One guard for the whole run: out-of-credit stops paid URLs until the run ends.
-        guard = credit_guard or InMemoryCreditGuard()
+        # The recorder's guard (deployment-wide in the code location): out-of-credit met anywhere
+        # stops this run's paid URLs too.
+        guard = credit_guard or self.recorder.credit_guard
+        # One scope for the run: a refused key or a spent quota is not called again in it.
         stops = provider_stops or InMemoryProviderStops()
         owner = owner or f"retry-{uuid.uuid4().hex}"
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)

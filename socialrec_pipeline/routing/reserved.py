@@ -15,7 +15,7 @@ X_RESERVED: frozenset[str] = frozenset(
         "oauth2", "bookmarks", "lists", "topics", "communities", "premium", "premium_sign_up",
         "verified-choose", "who_to_follow", "connect_people", "following", "followers",
         "keyboard_shortcuts", "display", "personalization", "sessions", "welcome", "statuses",
-        "status", "safety", "media", "jobs", "grok", "articles", "spaces", "tweetdeck",
+        "status", "safety", "media", "grok", "articles", "spaces", "tweetdeck",
         "account_access", "user_spam_reports", "places", "trends", "your_twitter_data",
     }
 )
@@ -79,7 +79,7 @@ GITHUB_RESERVED: frozenset[str] = frozenset(
         "education", "mobile", "git-guides", "resources", "solutions", "premium-support",
         "account", "password_reset", "copilot", "models", "home", "discussions", "users",
         "github-copilot", "partners", "shop", "status", "support", "terms", "privacy",
-        "open-source", "mcp", "apps", "gist", "raw", "assets", "favicon.ico", "robots.txt",
+        "open-source", "mcp", "gist", "raw", "assets", "favicon.ico", "robots.txt",
     }
 )
 

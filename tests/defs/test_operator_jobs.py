@@ -226,3 +226,20 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
     assert metadata_of(result, "retry_urls")["credentials_refused"] == "TWITTERAPI_API_KEY"
     warnings = [e for e in instance.all_logs(result.run_id) if e.level == 30 and "TWITTERAPI_API_KEY" in e.user_message]
     assert warnings and "Fix TWITTERAPI_API_KEY" in warnings[0].user_message
+
+
+def test_wallets_backfill_job_fills_known_wallets(instance, mongo_uri, fresh_db):
+    from socialrec_pipeline.defs.resources import MongoResource
+    from socialrec_pipeline.defs.wallets import wallets_backfill_job
+
+    wallet = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
+    fresh_db["accounts"].insert_one({"platform": "x", "platform_key": "1", "bio": f"CA: {wallet}", "known_wallets": []})
+    result = wallets_backfill_job.execute_in_process(
+        instance=instance, resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
+        run_config={"ops": {"backfill_known_wallets": {"config": {"batch_size": 100}}}},
+    )
+    assert result.success
+    md = metadata_of(result, "backfill_known_wallets")
+    assert (md["scanned"], md["updated"], md["complete"]) == (1, 1, True)
+    assert fresh_db["accounts"].find_one({"platform_key": "1"})["known_wallets"] == [wallet]
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/job"] == "wallets_backfill"

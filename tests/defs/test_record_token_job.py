@@ -167,7 +167,7 @@ def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(fixtures, insta
     address = unique_address()
     soltracker.put(four_url_token(address))
 
-    def bug(self, prepared, planned, guard=None):
+    def bug(self, prepared, planned, *args, **kwargs):
         raise TypeError("injected: a code bug")
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", bug)
@@ -192,11 +192,11 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
     soltracker.put(four_url_token(address))
     real, failed = TokenRecorder.record_one_url, []
 
-    def hiccup(self, prepared, planned, *rest):
+    def hiccup(self, prepared, planned, *rest, **kw):
         if not failed:
             failed.append(planned.url)
             raise redis.exceptions.ConnectionError("injected: Redis went away for a moment")
-        return real(self, prepared, planned, *rest)
+        return real(self, prepared, planned, *rest, **kw)
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", hiccup)
     result = record_token_job.execute_in_process(

@@ -84,7 +84,7 @@ def test_post_graph_exact(server, gen):
                     "followers": None,
                     "unavailable": None,
                     "metrics": {},
-                    "data": {},
+                    "data": {"source_ref": "post"},  # thin: the owner's profile is another paid run
                 },
                 "content": {
                     "platform": "ig",
@@ -231,3 +231,10 @@ def test_hypothesis_items(server, gen, overrides):
             gen.generate(target, OPTS, NOW)
         except ProviderError:
             pass
+
+
+def test_urls_in_the_caption_reach_links(server, gen):
+    caption = "Launching $MOON today! Site: https://moon.example/ (CA in bio) more: https://t.me/moonportal."
+    answer(server, [fx.instagram_post_item(caption=caption)])
+    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/", "https://t.me/moonportal"]

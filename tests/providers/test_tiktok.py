@@ -108,7 +108,8 @@ def test_video_graph_exact(server, gen):
                         "collectCount": 77,
                     },
                     "data": {
-                        "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
+                        "musicId": "7300000000000000009",
+                        "musicName": "original sound - moonkol",
                         "duration": 14,
                     },
                 },
@@ -136,7 +137,7 @@ def test_slideshow_is_photo_and_epoch_fallback(server, gen):
     assert content.subtype == "photo"
     assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)
     assert content.text.from_media is None
-    assert content.data == {"musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"}, "duration": 0}
+    assert content.data == {"musicId": "7300000000000000009", "musicName": "original sound - moonkol", "duration": 0}
 
 
 def test_video_without_author_id_has_no_creator(server, gen):
@@ -258,3 +259,11 @@ def test_hypothesis_items(server, gen, overrides):
             gen.generate(target, OPTS, NOW)
         except ProviderError:
             pass
+
+
+def test_urls_in_the_video_text_reach_links(server, gen):
+    text = "CA on https://moon.example/ca, chart: https://dexscreener.com/solana/abc. gm"
+    answer(server, [fx.tiktok_video_item(text=text)])
+    content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/ca", "https://dexscreener.com/solana/abc"]
+    assert content.text.primary == text
