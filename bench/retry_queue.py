@@ -61,7 +61,7 @@ def time_plain_in(store: Store, limit: int, repeat: int) -> float:
     for _ in range(repeat):
         started = time.perf_counter()
         cursor = store.db.tokens.find(store.tokens.url_statuses_filter([FetchStatus.UNSUPPORTED])).batch_size(limit)
-        docs = [doc for _, doc in zip(range(limit), cursor)]
+        docs = [doc for _, doc in zip(range(limit), cursor, strict=False)]
         cursor.close()
         samples.append((time.perf_counter() - started) * 1000)
         assert len(docs) == limit

@@ -41,7 +41,7 @@ class StoppedCredential:
     reason: str
 
     @classmethod
-    def of(cls, error: ProviderStop) -> "StoppedCredential":
+    def of(cls, error: ProviderStop) -> StoppedCredential:
         return cls(error.setting, error.status, str(error)[:300])
 
     @property
@@ -102,7 +102,9 @@ class InMemoryProviderStops:
 class RedisProviderStops:
     """A Redis hash scoped to a token or a run, so parallel per-URL steps see a stop at once."""
 
-    def __init__(self, client: redis.Redis, scope: str, ttl_s: float = 3600.0, *, prefix: str = PROVIDER_STOP_PREFIX) -> None:
+    def __init__(
+        self, client: redis.Redis, scope: str, ttl_s: float = 3600.0, *, prefix: str = PROVIDER_STOP_PREFIX
+    ) -> None:
         self.redis = client
         self.key = f"{prefix}{scope}"
         self.ttl_ms = max(1, int(ttl_s * 1000))

@@ -37,7 +37,8 @@ def api():
 
 def element(url, status="error", attempts=0, field="twitter"):
     routed = route(url)
-    return SocialUrlRecord(url=routed.canonical_url, raw_url=url, source_field=field, source_type=str(routed.source_type),
+    return SocialUrlRecord(url=routed.canonical_url, raw_url=url, source_field=field,
+                           source_type=str(routed.source_type),
                            source_key=routed.source_key, platform=routed.platform, subtype=routed.subtype,
                            status=status, attempted_at=OLD, attempts=attempts)
 
@@ -101,7 +102,7 @@ def test_a_rejected_x_key_is_unsupported_without_attempts_and_stops_x_for_the_ru
         urls = [f"https://x.com/a/status/{i}" for i in (1, 2, 3)]
         seed(store, address, *[element(u, "error", attempts=2, field=f"f{i}") for i, u in enumerate(urls)])
         service = RetryService(store, e.recorder, clock=clock)
-        for hour in range(6):  # hours of hourly retries never exhaust a platform whose key is wrong
+        for _hour in range(6):  # hours of hourly retries never exhaust a platform whose key is wrong
             result = service.run(None)
             assert result.urls_attempted == 3
             assert set(result.stopped_credentials) == {"TWITTERAPI_API_KEY"}
@@ -155,7 +156,8 @@ def test_a_stop_seen_by_one_step_is_seen_by_the_next_through_redis(store, redis_
         results = []
         for tweet in ("https://x.com/a/status/1", "https://x.com/a/status/2"):
             prepared, planned = prepared_for(address, tweet)
-            results.append(e.recorder.record_one_url(prepared, planned, None, RedisProviderStops(redis_client, f"test-{unique_suffix}")))
+            step_stops = RedisProviderStops(redis_client, f"test-{unique_suffix}")  # each step opens its own
+            results.append(e.recorder.record_one_url(prepared, planned, None, step_stops))
         assert len(api.calls("/twitter/")) == 1
         assert [(str(r.status), r.counts_as_attempt) for r in results] == [("unsupported", False)] * 2
         assert all(r.stopped_credential.setting == "TWITTERAPI_API_KEY" for r in results)

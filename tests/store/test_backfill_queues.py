@@ -8,7 +8,6 @@ from socialrec_pipeline.cli import main
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.models import MetricPoint, SocialUrlRecord, Token
 from socialrec_pipeline.store import Store
-
 from tests.store.conftest import T0, h, unique
 
 
