@@ -2,8 +2,8 @@
 
 With a client id + secret the client takes an app-only bearer token (client credentials) and
 caches it until shortly before it expires; without them it calls the public `.json` endpoints
-anonymously. Share links (`/r/{sub}/s/{id}`) and `redd.it` are resolved by the short-link
-resolver before they reach `reddit_post`; searches are URL-only (providers/url_only.py).
+anonymously. Share links (`/r/{sub}/s/{id}`) are resolved by the short-link resolver before
+they reach `reddit_post` (`redd.it/{id}` routes straight to the post); searches are URL-only (providers/url_only.py).
 
 Answer → status: 404 (incl. `{"reason": "banned"}`) → not_found; 403 with `reason` private /
 quarantined / gated → blocked; any other 403 (Reddit's anti-bot wall, a bad User-Agent) is our

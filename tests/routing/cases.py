@@ -10,6 +10,8 @@ from __future__ import annotations
 TWEET = "1864328716329554015"
 YT = "dQw4w9WgXcQ"
 UC = "UC_x5XG1OV2P6uZZ5FSM9Ttw"
+#: A secUid as TikTok writes it in place of a handle (shape: `MS4wLjABAAAA` + base64url, 76 chars).
+SEC_UID = "MS4wLjABAAAAv7iSuuXDJGDvJkmH_vz1qkDZYo1apxgzaxdBSeIuPiM-ZLz9bR-Ph5s9gCe1Vbn"
 
 X_CASES = [
     (f"https://x.com/kolguy/status/{TWEET}", "x_tweet", TWEET),
@@ -87,6 +89,10 @@ TIKTOK_CASES = [
     ("https://m.tiktok.com/@kolguy/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
     ("tiktok.com/@kol.guy_1/video/7301234567890123456/", "tiktok_video", "7301234567890123456"),
     ("https://www.tiktok.com/@kolguy/photo/7301234567890123457", "tiktok_photo", "7301234567890123457"),
+    (f"https://www.tiktok.com/@{SEC_UID}/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
+    (f"https://www.tiktok.com/@{SEC_UID}/photo/7301234567890123457?is_from_webapp=1", "tiktok_photo", "7301234567890123457"),
+    ("https://www.tiktok.com/@this.handle.is.far.too.long_for_tiktok/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
+    (f"https://www.tiktok.com/@{SEC_UID}", "tiktok_unknown", f"https://tiktok.com/@{SEC_UID}"),
     ("https://www.tiktok.com/embed/v2/7301234567890123456", "tiktok_video", "7301234567890123456"),
     ("https://www.tiktok.com/embed/7301234567890123456", "tiktok_video", "7301234567890123456"),
     ("https://m.tiktok.com/v/7301234567890123456.html", "tiktok_video", "7301234567890123456"),
@@ -165,6 +171,20 @@ YOUTUBE_CASES = [
     ("https://www.youtube.com/c/KolGuyTV", "youtube_channel", "c/kolguytv"),
     ("https://www.youtube.com/user/KolGuyTV/featured", "youtube_channel", "user/kolguytv"),
     ("https://www.youtube.com/KolGuyTV", "youtube_channel", "c/kolguytv"),
+    (f"https://www.youtube.com/channel/{UC}/home", "youtube_channel", UC),
+    ("https://www.youtube.com/@KolGuy/home", "youtube_channel", "@kolguy"),
+    ("https://www.youtube.com/@Иван_Крипто", "youtube_channel", "@иван_крипто"),
+    ("https://www.youtube.com/@%D0%98%D0%B2%D0%B0%D0%BD_%D0%9A%D1%80%D0%B8%D0%BF%D1%82%D0%BE/videos", "youtube_channel", "@иван_крипто"),
+    ("https://www.youtube.com/@코인맨", "youtube_channel", "@코인맨"),
+    ("https://www.youtube.com/c/%EC%BD%94%EC%9D%B8%EB%A7%A8", "youtube_channel", "c/코인맨"),
+    ("https://www.youtube.com/user/КриптоКанал/featured", "youtube_channel", "user/криптоканал"),
+    ("https://www.youtube.com/코인맨TV", "youtube_channel", "c/코인맨tv"),
+    ("https://www.youtube.com/@हिन्दी_क्रिप्टो", "youtube_channel", "@हिन्दी_क्रिप्टो"),
+    ("https://www.youtube.com/news", "youtube_unknown", "https://youtube.com/news"),
+    ("https://www.youtube.com/course?list=PLabc123", "youtube_unknown", "https://youtube.com/course?list=PLabc123"),
+    ("https://www.youtube.com/shorts", "youtube_unknown", "https://youtube.com/shorts"),
+    ("https://www.youtube.com/channel", "youtube_unknown", "https://youtube.com/channel"),
+    ("https://www.youtube.com/@%F0%9F%9A%80rocket", "youtube_unknown", "https://youtube.com/@%F0%9F%9A%80rocket"),
     ("https://www.youtube.com/results?search_query=solana", "youtube_unknown", "https://youtube.com/results?search_query=solana"),
     ("https://www.youtube.com/playlist?list=PLabc123", "youtube_unknown", "https://youtube.com/playlist?list=PLabc123"),
     ("https://www.youtube.com/feed/trending", "youtube_unknown", "https://youtube.com/feed/trending"),
@@ -185,8 +205,10 @@ REDDIT_CASES = [
     ("https://www.reddit.com/comments/1h2x3yz", "reddit_post", "1h2x3yz"),
     ("https://www.reddit.com/r/solana/comments/1H2X3YZ/", "reddit_post", "1h2x3yz"),
     ("https://www.reddit.com/gallery/1h2x3yz", "reddit_post", "1h2x3yz"),
-    ("https://redd.it/1h2x3yz", "reddit_shortlink", "1h2x3yz"),
-    ("redd.it/1h2x3yz", "reddit_shortlink", "1h2x3yz"),
+    ("https://redd.it/1h2x3yz", "reddit_post", "1h2x3yz"),
+    ("redd.it/1h2x3yz", "reddit_post", "1h2x3yz"),
+    ("https://redd.it/1H2X3YZ/", "reddit_post", "1h2x3yz"),
+    ("https://www.reddit.com/poll/1h2x3yz", "reddit_post", "1h2x3yz"),
     ("https://www.reddit.com/r/solana/s/AbCdEf1234", "reddit_share", "AbCdEf1234"),
     ("https://reddit.com/r/Solana/s/AbCdEf1234?utm_source=share&utm_medium=ios_app", "reddit_share", "AbCdEf1234"),
     ("https://www.reddit.com/u/kolguy/s/ZyXwV98765", "reddit_share", "ZyXwV98765"),
