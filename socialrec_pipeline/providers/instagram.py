@@ -18,7 +18,7 @@ from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentT
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import parse_iso
-from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
+from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str, outbound_links
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -94,7 +94,8 @@ def profile_account(item: dict[str, Any]) -> AccountDraft:
         handle=first_str(item.get("username")),
         display_name=first_str(item.get("fullName")),
         bio=first_str(item.get("biography")),
-        links=_external_urls(item.get("externalUrls")),
+        links=outbound_links(_external_urls(item.get("externalUrls")),
+                             f"https://instagram.com/{item['username'].strip()}" if first_str(item.get("username")) else None),
         followers=metrics.get("followersCount"),
         metrics=metrics,
         data=data,

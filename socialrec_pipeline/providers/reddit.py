@@ -47,7 +47,7 @@ from socialrec_pipeline.providers.http import (
     raise_for_transient,
     send,
 )
-from socialrec_pipeline.providers.payload import first_str, numbers
+from socialrec_pipeline.providers.payload import as_count, first_str, int_metrics, numbers, outbound_links, present
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -186,9 +186,11 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     for found in _URL_IN_TEXT.findall(body or ""):
         if found not in links:
             links.append(found)
+    # A gallery's `reddit.com/gallery/{id}` and a poll's `reddit.com/poll/{id}` are the post itself.
+    links = outbound_links(links, routed.canonical_url, f"https://reddit.com/comments/{key.lower()}")
     data: dict[str, Any] = {}
     for name in ("name", "permalink", "over_18", "removed_by_category"):
-        if post.get(name) is not None and isinstance(post[name], (str, bool)):
+        if isinstance(post.get(name), (str, bool)) and present(post[name]):  # "" is absent
             data[name] = post[name]
     content = ContentDraft(
         platform=Platform.REDDIT,
@@ -217,9 +219,9 @@ def subreddit_venue(about: dict[str, Any]) -> VenueDraft:
         raise TransientProviderError("Reddit subreddit without display_name")
     data: dict[str, Any] = {"display_name": slug}
     for name in ("id", "name", "subreddit_type", "over18", "quarantine"):
-        if isinstance(about.get(name), (str, bool)):
+        if isinstance(about.get(name), (str, bool)) and present(about[name]):  # "" is absent
             data[name] = about[name]
-    subscribers = as_int(about.get("subscribers"))
+    subscribers = as_count(about.get("subscribers"))
     return VenueDraft(
         platform=Platform.REDDIT,
         subtype=VenueSubtype.SUBREDDIT,
@@ -250,7 +252,7 @@ def user_account(about: Any) -> AccountDraft:
         account_created_at=parse_epoch_seconds(user.get("created_utc")),
         display_name=first_str(profile.get("title")),
         bio=first_str(profile.get("public_description")),
-        metrics={k: v for k, v in numbers(user, ("total_karma", "link_karma", "comment_karma")).items() if isinstance(v, int)},
+        metrics=int_metrics(user, ("total_karma", "link_karma", "comment_karma")),
         data={"id": user["id"]} if first_str(user.get("id")) else {},
     )
 

@@ -108,7 +108,7 @@ def test_video_graph_exact(server, gen):
                     },
                     "data": {
                         "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
-                        "duration": 14,
+                        "duration": 26.981,
                     },
                 },
             }
