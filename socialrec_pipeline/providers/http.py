@@ -125,6 +125,7 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    # isascii: `"²".isdigit()` is true, but int() refuses it.
+    if isinstance(value, str) and value.strip().isascii() and value.strip().lstrip("-").isdigit():
         return int(value.strip())
     return None

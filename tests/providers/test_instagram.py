@@ -24,6 +24,9 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-IG"
 RUN_PATH = f"/v2/acts/{fx.INSTAGRAM_ACTOR}/run-sync-get-dataset-items"
@@ -228,6 +231,12 @@ def test_hypothesis_items(server, gen, overrides):
         base.update(overrides)
         answer(server, [base])
         try:
-            gen.generate(target, OPTS, NOW)
+            graph = gen.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        expected: Carried = {}
+        if target is PROFILE:
+            add(expected, ObjectKind.ACCOUNTS, key_of(base.get("id")), pick(base, ACCOUNT_METRICS))
+        else:
+            add(expected, ObjectKind.CONTENTS, key_of(base.get("id")), pick(base, CONTENT_METRICS))
+        assert_faithful(graph, target.canonical_url, expected)

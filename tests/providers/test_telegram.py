@@ -15,6 +15,7 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import telegram as tgfix
 from tests.providers import NOW, OPTS, make_routed, slow
+from tests.providers.fidelity import assert_faithful
 
 CHANNEL, INVITE, POST = SourceType.TELEGRAM_CHANNEL, SourceType.TELEGRAM_INVITE, SourceType.TELEGRAM_POST
 
@@ -197,7 +198,9 @@ def test_generator_only_raises_provider_errors_on_junk(server, gen, html):
         graph = gen.generate(make_routed(CHANNEL, "junk_chan"), OPTS, NOW)
     except ProviderError:
         return
-    assert graph.groups[0].venue.platform_key == "junk_chan"
+    group = graph.groups[0]
+    assert (group.venue or group.creator).platform_key == "junk_chan"
+    assert_faithful(graph, "https://t.me/junk_chan")
 
 
 # -- page kinds as Telegram serves them (contracts § Telegram, issue 13) --------------------------
