@@ -147,6 +147,9 @@ class RecordingSettingsResource(dg.ConfigurableResource):
     unknown_token_ttl_s: str = Field(
         default="", description="SOCIALREC_UNKNOWN_TOKEN_TTL_S: how long an upstream 'unknown token' is remembered (default 300)."
     )
+    profile_max_age_hours: str = Field(
+        default="", description="SOCIALREC_PROFILE_MAX_AGE_HOURS: a stored full profile younger than this is not fetched again (default 168)."
+    )
 
     def settings(self):
         from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings

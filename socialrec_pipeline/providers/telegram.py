@@ -22,8 +22,10 @@ Decisions:
   title and description are read instead, unless they are generic too.
 - `t.me/c/…` (router: `telegram_post` keyed `c/…`) → `TargetBlocked` without a request: private
   chats have no preview. A public post `t.me/{name}/{id}` → the channel page's venue plus a
-  `contents(post)` row keyed `{name}/{id}` (the post page itself is not fetched: its shape is
-  undocumented).
+  `contents(post)` row keyed `{name}/{id}`. Its text, publish time and links come from the
+  channel's web preview `t.me/s/{name}/{id}` when the channel has public posts
+  (providers/telegram_posts.py); otherwise (a redirect, the message absent, a failed request) the
+  row has the key alone and the URL is still `ok`.
 - Non-200 answers, pages without `og:title`, and bodies over 1 MiB → error. The parser is stdlib
   `html.parser` and never raises on junk: whatever it cannot read is simply absent.
 """
@@ -39,10 +41,19 @@ from html.parser import HTMLParser
 import httpx
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform, VenueSubtype
-from socialrec_pipeline.domain.errors import TargetBlocked, TargetNotFound, TransientProviderError
-from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
+from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.graph import (
+    AccountDraft,
+    ContentDraft,
+    ContentText,
+    GraphGroup,
+    SocialObjectGraph,
+    VenueDraft,
+)
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, build_client, send
+from socialrec_pipeline.providers.payload import outbound_links
+from socialrec_pipeline.providers.telegram_posts import ChannelMessage, parse_channel_message
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -267,6 +278,11 @@ class TelegramPreviewClient:
     def close(self) -> None:
         self._http.close()
 
+    def html(self, path: str) -> str | None:
+        """The page's HTML, or None when it does not answer 200 (a redirect included)."""
+        response = send(self._http, "GET", path, max_bytes=MAX_PAGE_BYTES)
+        return response.text if response.status_code == 200 else None
+
     def page(self, path: str) -> PreviewPage:
         response = send(self._http, "GET", path, max_bytes=MAX_PAGE_BYTES)
         if response.status_code != 200:
@@ -320,10 +336,22 @@ class TelegramGenerator:
             raise TargetNotFound(f"t.me/{key}: {name} is not a channel or group")
         post_key = f"{name.lower()}/{int(message_id)}"
         group.ref = f"post:{post_key}"
+        message = self._message(post_key)
         group.content = ContentDraft(
             platform=Platform.TELEGRAM,
             subtype=ContentSubtype.POST,
             platform_key=post_key,
             url=f"https://t.me/{post_key}",
+            published_at=message.published_at if message else None,
+            text=ContentText(primary=message.text if message else None),
+            # A message linking its own permalink names no outbound link.
+            links=outbound_links(message.links, f"https://t.me/{post_key}") if message else [],
         )
         return SocialObjectGraph.single(group)
+
+    def _message(self, post_key: str) -> ChannelMessage | None:
+        try:
+            html = self._client.html(f"/s/{post_key}")
+        except ProviderError:
+            return None  # the venue and the post key are known; the text is a bonus
+        return parse_channel_message(html, post_key) if html else None

@@ -22,7 +22,14 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import parse_epoch_seconds, parse_iso
-from socialrec_pipeline.providers.payload import as_number, counted_metrics, first_str, key_str, outbound_links
+from socialrec_pipeline.providers.payload import (
+    as_number,
+    counted_metrics,
+    first_str,
+    key_str,
+    outbound_links,
+    urls_in_text,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -101,7 +108,8 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     data: dict[str, Any] = {}
     music = item.get("musicMeta")
     if isinstance(music, dict):
-        data["musicMeta"] = {k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))}
+        # Flat under the actor's own names: seed 000 lists `musicId` directly in contents.data.
+        data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
     # Seconds as the actor gives them: current versions send a float (26.981), kept as a float.
     if isinstance(video_meta, dict) and (duration := as_number(video_meta.get("duration"))) is not None and duration >= 0:
@@ -115,6 +123,8 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         url=routed.canonical_url,
         published_at=_published_at(item),
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
+        # A URL in the text that is the video itself (its own share link) is not an outbound link.
+        links=outbound_links(urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))),
         tags=tags,
         mentions=mentions,
         metrics=counted_metrics(item, CONTENT_METRICS),

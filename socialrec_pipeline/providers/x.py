@@ -340,7 +340,7 @@ class XGenerator:
             reason = " ".join(s for s in (nonempty_str(user.get("unavailableReason")), nonempty_str(user.get("message"))) if s)
             if _NOT_FOUND.search(reason) and not _SUSPENDED.search(reason):
                 raise TargetNotFound(f"x user {user_name}: {reason}")
-            raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}")
+            raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}", platform_key=stripped_key(user.get("id")))
         account = user_account(user)
         if account is None:
             raise TransientProviderError(f"x user {user_name}: answer without an `id`")

@@ -2,8 +2,8 @@
 
 Deliberately simple: generators are the only way to observe, so the refresh re-generates the graph
 of each recent link's entry URL (`source_url`) and appends a point for every object in it whose
-identity key matches an object that URL linked. Rows themselves are not updated (re-observation
-writes metrics only). Bounded by a per-run budget of generator calls; paid platforms are skipped
+identity key matches an object that URL linked. Accounts and venues of the graph are completed and
+refreshed like on any observation (`GraphWriter.refresh_identities`, SPEC §5); contents rows are not. Bounded by a per-run budget of generator calls; paid platforms are skipped
 while paid fetching is off; series stay capped by `append_point`'s `$slice`.
 
 Out-of-credit (SPEC §6, as for recording and retry): once a paid provider answers out-of-credit,
@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.errors import OutOfCredit
+from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit
 from socialrec_pipeline.domain.models import MetricPoint
-from socialrec_pipeline.providers.base import GenerateOptions
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.writer import validate_graph
@@ -87,14 +86,17 @@ class MetricRefreshService:
             observed = self.clock()
             result.generator_calls += 1
             try:
-                graph = generator.generate(routed, GenerateOptions(enable_community=self.settings.enable_community), observed)
+                graph = generator.generate(routed, self.recorder.generate_options(), observed)
                 validate_graph(graph, url)
+                self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
             except OutOfCredit as exc:  # no paid provider is called again in this run
                 log.info("metric refresh of %s: out of credit (%s); paid URLs skipped from here", url, exc)
                 guard.mark_exhausted()
                 result.skipped["skipped_paid"] += 1
                 continue
             except Exception as exc:  # one URL never stops the run
+                if isinstance(exc, AccountSuspended):
+                    self.recorder.note_unavailable(routed, observed)
                 log.info("metric refresh of %s failed: %s", url, exc)
                 result.skipped["error"] += 1
                 continue

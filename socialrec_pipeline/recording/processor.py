@@ -14,23 +14,26 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pymongo.errors import PyMongoError
 
-from socialrec_pipeline.domain.enums import FetchStatus
-from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
+from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
+from socialrec_pipeline.routing.apex import domain_fingerprint
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 if TYPE_CHECKING:
@@ -142,6 +145,18 @@ def _default_gate(routed: RoutedUrl, settings, supported):
     from socialrec_pipeline.routing.gate import gate
 
     return gate(routed, settings, supported)
+
+
+def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
+    """`domain:{apex}` of each of the token's websites (seed 000 §1.9/§1.11): tokens sharing a
+    domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
+    profile in the website field (`x.com/...`) says nothing about a shared site."""
+    found = (
+        domain_fingerprint(p.routed.canonical_url)
+        for p in planned
+        if p.routed is not None and p.routed.source_type == SourceType.WEBSITE
+    )
+    return list(dict.fromkeys(f for f in found if f))
 
 
 class TokenRecorder:
@@ -316,12 +331,13 @@ class TokenRecorder:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
             return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
-        options = GenerateOptions(enable_community=self.settings.enable_community)
         try:
-            graph = generator.generate(routed, options, attempted_at)
+            graph = generator.generate(routed, self.generate_options(), attempted_at)
         except Exception as exc:  # every generator failure becomes a status
             if isinstance(exc, OutOfCredit):
                 guard.mark_exhausted()
+            if isinstance(exc, AccountSuspended):
+                self.note_unavailable(routed, attempted_at, exc.platform_key)
             external = bool(getattr(exc, "external_call_made", generator.makes_external_calls))
             return UrlResult(
                 planned, status_of_error(exc), external_call=external and not isinstance(exc, OutOfCredit),
@@ -346,6 +362,51 @@ class TokenRecorder:
             attempted_at=attempted_at,
         )
 
+    # -- accounts and venues (SPEC §5) -------------------------------------------------------------
+    def generate_options(self) -> GenerateOptions:
+        """Options for every generator call (recording, retry, metric refresh): the community
+        switch, and the stored-profile check that spares a fresh profile a second fetch."""
+        return GenerateOptions(enable_community=self.settings.enable_community, profile_is_fresh=self.profile_is_fresh)
+
+    def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
+        """True when the stored row holds a full profile younger than `profile_max_age_hours`.
+        An account flagged unavailable is never fresh: every sighting re-checks it."""
+        max_age = timedelta(hours=self.settings.profile_max_age_hours)
+        if not max_age:
+            return False
+        repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
+        try:
+            row = repository.find_by_platform_key(platform, platform_key)
+        except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
+            log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
+            return False
+        if row is None or getattr(getattr(row, "moderation", None), "unavailable", None) is True:
+            return False
+        stamp = row.data.get(PROFILE_OBSERVED_AT)
+        return isinstance(stamp, datetime) and stamp > self.clock() - max_age
+
+    def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
+        """A profile URL answered "suspended or deleted": flag the stored account it names
+        (`moderation.unavailable`, with the time). By the key the answer gave when it gave one;
+        else by the URL's key, as the account key (platforms keyed by name) or as the latest
+        handle of stored accounts (X, TikTok, ...). Never creates a row; never raises."""
+        platform = routed.platform
+        key = (routed.source_key or "").strip().strip("/").lstrip("@")
+        if platform is None or routed.object != "accounts" or not (key or platform_key):
+            return 0
+        try:
+            if platform_key and self.store.accounts.mark_unavailable(Platform(platform), platform_key, at):
+                return 1
+            marked = 0
+            for row in self.store.accounts.find_current_holders(Platform(platform), key) if key else []:
+                marked += self.store.accounts.mark_unavailable(row.platform, row.platform_key, at)
+            if not marked and key:
+                marked += self.store.accounts.mark_unavailable(Platform(platform), key, at)
+            return marked
+        except PyMongoError as exc:
+            log.warning("could not flag %s unavailable: %s", routed.canonical_url, exc)
+            return 0
+
     def gate(self, routed: RoutedUrl) -> GateDecision:
         """May this URL be fetched now (paid / community / a generator exists)?"""
         return self._gate(routed, self.gate_settings, self.registry.supported)
@@ -367,6 +428,7 @@ class TokenRecorder:
                 symbol=prepared.symbol,
                 first_transfer_at=prepared.first_transfer_at,
                 social_urls=[r.to_record() for r in results],
+                fingerprints=token_fingerprints(prepared.planned),
             )
             created = self.store.tokens.write_marker(marker)
         finally:

@@ -31,6 +31,12 @@ class TokenRepository:
         doc = self._col.find_one({"address": address})
         return Token.from_document(doc) if doc else None
 
+    def find_by_fingerprint(self, fingerprint: str, limit: int = 1000) -> list[Token]:
+        """Tokens carrying `fingerprint` (e.g. `domain:knowyourmeme.com`: the domain-sharing
+        count), through `idx_tokens_fingerprints`."""
+        cursor = self._col.find({"fingerprints": fingerprint}, limit=limit).hint("idx_tokens_fingerprints")
+        return [Token.from_document(d) for d in cursor]
+
     def find_existing_addresses(self, addresses: Iterable[str]) -> set[str]:
         """Which of `addresses` already have a marker: one `$in` on uniq_tokens_address."""
         wanted = list(dict.fromkeys(addresses))

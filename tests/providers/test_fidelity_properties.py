@@ -4,7 +4,10 @@ payload carries kept, `""` stored as nothing, no link back at the object itself.
 
 Answers are built from the sandbox stand-ins (the documented shapes) with the values real answers
 vary in: counts as ints, floats and (YouTube) digit strings, durations as floats, optional strings
-as `""`, absent or text.
+as `""`, absent or text. The fields filled in the same step (GitHub owners' /users|/orgs
+profiles, Reddit authors' and subreddits' about.json, URLs in TikTok text and Instagram captions,
+TikTok `musicId` / `musicName`, a Telegram post's text, time and links from `t.me/s/`) are varied
+the same way.
 """
 
 from __future__ import annotations
@@ -83,24 +86,35 @@ def test_x(server, tm, um, cm, reply, verified, lang):
 @PROPERTY
 @given(rm=metrics_of(github.REPO_METRICS), um=metrics_of(github.USER_METRICS), comments=count,
        language=optional_text, blog=optional_text, homepage=st.sampled_from(["", None, "https://pump.example",
-                                                                             "https://github.com/PumpDev/pump-sdk"]))
-def test_github(server, rm, um, comments, language, blog, homepage):
+                                                                             "https://github.com/PumpDev/pump-sdk"]),
+       owner_type=st.sampled_from(["User", "Organization"]), about=optional_text)
+def test_github(server, rm, um, comments, language, blog, homepage, owner_type, about):
     server.clear()
     fixtures = ghfix.GitHubFixtures()
-    fixtures.repos["pumpdev/pump-sdk"] = ghfix.repo(language=language, homepage=homepage, **rm)
-    fixtures.users["pumpdev"] = ghfix.user(blog=blog, **um)
-    gist = {**ghfix.gist("aa5a315d61ae9438b18d"), "comments": comments}
+    owner = ghfix.owner("pumpdev", 583231, owner_type)
+    fixtures.repos["pumpdev/pump-sdk"] = {**ghfix.repo(language=language, homepage=homepage, **rm), "owner": owner}
+    # The owner's profile is fetched in the same step: /users/{login}, or /orgs/{login} (text in `description`).
+    if owner_type == "User":
+        fixtures.users["pumpdev"] = ghfix.user(blog=blog, bio=about, **um)
+    else:
+        fixtures.orgs["pumpdev"] = fixtures.users["pumpdev"] = ghfix.org("pumpdev", blog=blog, description=about,
+                                                                        **{**{n: None for n in github.USER_METRICS}, **um})
+    gist = {**ghfix.gist("aa5a315d61ae9438b18d"), "comments": comments, "owner": owner}
     fixtures.gists[gist["id"]] = gist
     fixtures.register(server)
     client = github.GitHubClient(server.url, None, timeout=2.0)
     gen = github.GitHubGenerator(client)
+    owner_metrics: Carried = {(_A, "pumpdev"): pick(um, github.USER_METRICS)} if um else {}
     try:
         graph, entry = _generate(gen, "https://github.com/pumpdev/pump-sdk")
-        assert_faithful(graph, entry, {(_C, "pumpdev/pump-sdk"): pick(rm, github.REPO_METRICS)} if rm else {})
+        assert_faithful(graph, entry, {**owner_metrics, **({(_C, "pumpdev/pump-sdk"): pick(rm, github.REPO_METRICS)} if rm else {})})
+        assert graph.groups[0].creator.unavailable is False  # the full profile, not the embedded owner
+        assert graph.groups[0].creator.bio == (about.strip() if about and about.strip() else None)
         graph, entry = _generate(gen, "https://github.com/pumpdev")
-        assert_faithful(graph, entry, {(_A, "pumpdev"): pick(um, github.USER_METRICS)} if um else {})
+        assert_faithful(graph, entry, owner_metrics)
         graph, entry = _generate(gen, "https://gist.github.com/pumpdev/aa5a315d61ae9438b18d")
-        assert_faithful(graph, entry, {(_C, gist["id"]): {"comments": comments}})
+        assert_faithful(graph, entry, {**owner_metrics, (_C, gist["id"]): {"comments": comments}})
+        assert graph.groups[0].creator.unavailable is False
     finally:
         client.close()
 
@@ -136,18 +150,29 @@ def test_youtube(server, vm, chm, audio, short):
 @given(score=whole, ratio=st.floats(0, 1), comments=whole, subscribers=count,
        karma=metrics_of(("total_karma", "link_karma", "comment_karma")), removed=optional_text,
        url=st.sampled_from(["https://www.reddit.com/gallery/1abcde", "https://www.reddit.com/poll/1abcde",
-                            "https://moon.example/ca", "https://www.reddit.com/r/solana/comments/1abcde/slug/"]))
-def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url):
+                            "https://moon.example/ca", "https://www.reddit.com/r/solana/comments/1abcde/slug/"]),
+       suspended=st.booleans(), about=optional_text)
+def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url, suspended, about):
     server.clear()
     post = {"score": score, "upvote_ratio": ratio, "num_comments": comments}
     server.route("GET", "/comments/1abcde.json", Reply.json(rdfix.post_listing(removed_by_category=removed, url=url, **post)))
-    server.route("GET", "/r/solana/about.json", Reply.json(rdfix.subreddit_about(subscribers=subscribers)))
-    server.route("GET", "/user/moon_dev/about.json", Reply.json(rdfix.user_about(**{**{"total_karma": None, "link_karma": None, "comment_karma": None}, **karma})))
+    server.route("GET", "/r/solana/about.json", Reply.json(rdfix.subreddit_about(subscribers=subscribers, public_description=about)))
+    user = rdfix.user_about(**{**{"total_karma": None, "link_karma": None, "comment_karma": None}, **karma})
+    server.route("GET", "/user/moon_dev/about.json", Reply.json(user))
     client = reddit.RedditClient(server.url, timeout=2.0)
     gen = reddit.RedditGenerator(client)
     try:
+        # The post's author and subreddit are completed in the same step from their about.json.
+        if suspended:
+            server.route("GET", "/user/moon_dev/about.json", Reply.json(rdfix.suspended_user("moon_dev")))
         graph, entry = _generate(gen, "https://reddit.com/r/solana/comments/1abcde")
-        assert_faithful(graph, entry, {(_C, "1abcde"): pick(post, ("score", "upvote_ratio", "num_comments"), strings=False)})
+        carried: Carried = {(_C, "1abcde"): pick(post, ("score", "upvote_ratio", "num_comments"), strings=False),
+                            (_V, "solana"): {"subscribers": subscribers}}
+        if karma and not suspended:
+            carried[(_A, "moon_dev")] = pick(karma, tuple(karma))
+        assert_faithful(graph, entry, carried)
+        assert graph.groups[0].creator.unavailable is suspended
+        server.route("GET", "/user/moon_dev/about.json", Reply.json(user))
         graph, entry = _generate(gen, "https://reddit.com/r/solana")
         assert_faithful(graph, entry, {(_V, "solana"): {"subscribers": subscribers}})
         graph, entry = _generate(gen, "https://reddit.com/user/moon_dev")
@@ -160,13 +185,17 @@ def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url
 @given(im=metrics_of(tiktok.CONTENT_METRICS), am=metrics_of(tiktok.ACCOUNT_METRICS), duration=fractional,
        create_time=st.one_of(whole.map(lambda n: 1_600_000_000 + n % 10**8), fractional.map(lambda f: 1.6e9 + f % 1e8)),
        iso=st.sampled_from([None, "", "2024-12-10T07:00:30.000Z"]), bio=st.sampled_from(["", "https://moon.example",
-                                                                                          "https://www.tiktok.com/@MoonKol"]))
-def test_tiktok(server, im, am, duration, create_time, iso, bio):
+                                                                                          "https://www.tiktok.com/@MoonKol"]),
+       text=st.sampled_from(["", None, "gm https://moon.example/ca.",
+                             "https://www.tiktok.com/@moonkol/video/7350000000000000001?lang=en chart https://dex.example/x"]),
+       music_id=st.one_of(optional_text, whole), music_name=optional_text)
+def test_tiktok(server, im, am, duration, create_time, iso, bio, text, music_id, music_name):
     server.clear()
     meta = {k: v for k, v in apifix.tiktok_video_item()["authorMeta"].items() if k not in tiktok.ACCOUNT_METRICS}
     meta.update(bioLink=bio, **am)
     item = apifix.tiktok_video_item(authorMeta=meta, videoMeta={"duration": duration, "subtitleLinks": []},
-                                    createTime=create_time, createTimeISO=iso)
+                                    createTime=create_time, createTimeISO=iso, text=text,
+                                    musicMeta={"musicId": music_id, "musicName": music_name})
     for name in tiktok.CONTENT_METRICS:
         item.pop(name, None)
     item.update(im)
@@ -177,8 +206,13 @@ def test_tiktok(server, im, am, duration, create_time, iso, bio):
         carried: Carried = {}
         add(carried, _A, meta["id"], pick(meta, tiktok.ACCOUNT_METRICS, strings=False))
         graph, entry = _generate(gen, "https://tiktok.com/@moonkol/video/7350000000000000001")
-        assert graph.groups[0].content.data["duration"] == duration  # a float is kept as sent
-        assert graph.groups[0].content.published_at is not None
+        content = graph.groups[0].content
+        assert content.data["duration"] == duration  # a float is kept as sent
+        assert content.published_at is not None
+        # Every other URL of the text is an outbound link (the video's own link is dropped by assert_faithful's check).
+        assert [u for u in ("https://moon.example/ca", "https://dex.example/x") if u in (text or "")] == content.links
+        for name, value in (("musicId", music_id), ("musicName", music_name)):
+            assert (name in content.data) == (value not in ("", None) and str(value).strip() != ""), (name, value)
         add(carried, _C, item["id"], pick(item, tiktok.CONTENT_METRICS, strings=False))
         assert_faithful(graph, entry, carried)
         graph, entry = _generate(gen, "https://tiktok.com/@moonkol")
@@ -189,10 +223,12 @@ def test_tiktok(server, im, am, duration, create_time, iso, bio):
 
 @PROPERTY
 @given(pm=metrics_of(instagram.CONTENT_METRICS), am=metrics_of(instagram.ACCOUNT_METRICS), alt=optional_text,
-       external=st.sampled_from([[], [{"url": "https://www.instagram.com/moonproject/"}], ["https://moon.example"]]))
-def test_instagram(server, pm, am, alt, external):
+       external=st.sampled_from([[], [{"url": "https://www.instagram.com/moonproject/"}], ["https://moon.example"]]),
+       caption=st.sampled_from(["", None, "site: https://moon.example/!",
+                                "repost https://instagram.com/p/C1aBcDeFgHi?igsh=1 and https://t.me/moonportal"]))
+def test_instagram(server, pm, am, alt, external, caption):
     server.clear()
-    post = apifix.instagram_post_item(alt=alt)
+    post = apifix.instagram_post_item(alt=alt, caption=caption)
     for name in instagram.CONTENT_METRICS:
         post.pop(name, None)
     post.update(pm)
@@ -210,6 +246,8 @@ def test_instagram(server, pm, am, alt, external):
     try:
         graph, entry = _generate(gen, "https://instagram.com/p/C1aBcDeFgHi")
         assert_faithful(graph, entry, {(_C, post["id"]): pick(pm, tuple(pm), strings=False)} if pm else {})
+        expected = [u for u in ("https://moon.example/", "https://t.me/moonportal") if u in (caption or "")]
+        assert graph.groups[0].content.links == expected
         graph, entry = _generate(gen, "https://instagram.com/moonproject")
         assert_faithful(graph, entry, {(_A, profile["id"]): pick(am, tuple(am), strings=False)} if am else {})
     finally:
@@ -245,6 +283,32 @@ def test_telegram(server, kind, n, online, description):
     try:
         graph, entry = _generate(TelegramGenerator(client), "https://t.me/+AbCdEf123" if kind == "invite" else "https://t.me/abc_chan")
         assert_faithful(graph, entry, carried)
+    finally:
+        client.close()
+
+
+@PROPERTY
+@given(n=st.integers(0, 10**9), kind=st.sampled_from(["channel", "group"]),
+       text=st.sampled_from(["", "   ", "gm", 'CA <a href="https://dex.example/x">chart</a> <a href="https://t.me/abc_chan">chan</a>',
+                             '<a href="https://t.me/s/abc_chan/5">me</a> <a href="https://telegram.me/Abc_Chan/5?single">again</a>',
+                             '<a href="https://t.me/abc_chan/5">self</a> <a href="https://dex.example/x">chart</a>']),
+       at=st.sampled_from(["2024-12-10T07:00:30+00:00", "2024-12-10T10:00:30+03:00", "", "junk"]))
+def test_telegram_post(server, n, kind, text, at):
+    """A public post's text, time and links from t.me/s/{name}/{id}: never a link to the post itself,
+    an aware UTC time or none, no "" text."""
+    server.clear()
+    extra = f"{_grouped(n)} subscribers" if kind == "channel" else f"{_grouped(n)} members"
+    server.route("GET", "/abc_chan", Reply.html(tgfix.page("T", "", extra=extra, buttons=("View in Telegram",), name="abc_chan")))
+    server.route("GET", "/s/abc_chan/5", Reply.html(tgfix.channel_feed_page("abc_chan", ((5, text, at),))))
+    client = TelegramPreviewClient(server.url, timeout=2.0)
+    try:
+        graph, entry = _generate(TelegramGenerator(client), "https://t.me/abc_chan/5")
+        assert_faithful(graph, entry, {(_V, "abc_chan"): {"subscribers" if kind == "channel" else "members": n}})
+        content = graph.groups[0].content
+        outbound = [u for u in ("https://dex.example/x", "https://t.me/abc_chan") if f'"{u}"' in text]
+        assert content.links == outbound
+        assert (content.published_at is None) == (at in ("", "junk"))
+        assert (content.text.primary is None) == (not text.strip())
     finally:
         client.close()
 

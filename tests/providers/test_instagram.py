@@ -87,7 +87,7 @@ def test_post_graph_exact(server, gen):
                     "followers": None,
                     "unavailable": None,
                     "metrics": {},
-                    "data": {},
+                    "data": {"source_ref": "post"},  # thin: the owner's profile is another paid run
                 },
                 "content": {
                     "platform": "ig",
@@ -240,3 +240,17 @@ def test_hypothesis_items(server, gen, overrides):
         else:
             add(expected, ObjectKind.CONTENTS, key_of(base.get("id")), pick(base, CONTENT_METRICS))
         assert_faithful(graph, target.canonical_url, expected)
+
+
+def test_urls_in_the_caption_reach_links(server, gen):
+    caption = "Launching $MOON today! Site: https://moon.example/ (CA in bio) more: https://t.me/moonportal."
+    answer(server, [fx.instagram_post_item(caption=caption)])
+    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/", "https://t.me/moonportal"]
+
+
+def test_a_caption_link_to_the_post_itself_is_not_outbound(server, gen):
+    caption = "gm https://www.instagram.com/p/C1aBcDeFgHi/?igsh=abc site https://moon.example/"
+    answer(server, [fx.instagram_post_item(caption=caption)])
+    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/"]

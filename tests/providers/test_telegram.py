@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
-from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
+from socialrec_pipeline.domain.graph import (
+    AccountDraft,
+    ContentDraft,
+    ContentText,
+    GraphGroup,
+    SocialObjectGraph,
+    VenueDraft,
+)
 from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient, parse_preview
 from socialrec_pipeline.routing.source_types import SourceType
@@ -83,9 +92,44 @@ def test_public_post_is_content_in_its_channel(fx, gen):
     graph = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW)
     group = graph.groups[0]
     assert graph.root_ref == group.ref == "post:pumpchannel/42"
-    assert group.content == ContentDraft(platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42",
-                                         url="https://t.me/pumpchannel/42")
+    # Text, publish time and links from the channel's web preview t.me/s/{name}/{id}.
+    assert group.content == ContentDraft(
+        platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42", url="https://t.me/pumpchannel/42",
+        published_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+        text=ContentText(primary="gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU\nChart: dexscreener.com/solana/pump 🚀"),
+        links=["https://dexscreener.com/solana/pump"],
+    )
     assert group.venue.platform_key == "pumpchannel" and group.venue.subtype == VenueSubtype.CHANNEL
+    assert [c.path for c in fx.calls()][-2:] == ["/pumpchannel", "/s/pumpchannel/42"]
+
+
+def test_post_links_to_itself_are_not_outbound(fx, gen):
+    text = ('pinned: <a href="https://telegram.me/PumpChannel/42?single">t.me/pumpchannel/42</a> '
+            '<a href="https://t.me/s/pumpchannel/42">here</a> chart <a href="https://dexscreener.com/solana/pump">dex</a>')
+    fx.route("GET", "/s/pumpchannel/42", Reply.html(tgfix.channel_feed_page("pumpchannel", ((42, text, "2024-12-10T07:00:30+00:00"),))))
+    content = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://dexscreener.com/solana/pump"]
+    assert content.text.primary.startswith("pinned: t.me/pumpchannel/42")
+
+
+def test_post_of_a_bot_name_is_not_found_without_reading_the_feed(fx, gen):
+    fx.route("GET", "/moonbot", Reply.html(tgfix.page("Moon Bot", "", extra="1 200 monthly users", buttons=("Start Bot",))))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(POST, "moonbot/7"), OPTS, NOW)
+    assert "/s/moonbot/7" not in [c.path for c in fx.calls()]
+
+
+@pytest.mark.parametrize("answer", [
+    Reply.redirect("https://t.me/pumpchannel"),  # no public posts: t.me/s redirects to the page
+    Reply.html(tgfix.channel_feed_page("pumpchannel", ((41, "another post", "2024-12-09T10:00:00+00:00"),))),
+    Reply.html("<html><body><div class='tgme_widget_message' data-post='pumpchannel/42'><div class='tgme_widget_message_text'>"),
+    Reply.json({"error": "boom"}, status=502),
+])
+def test_post_without_a_readable_preview_keeps_its_key_only(fx, gen, answer):
+    fx.route("GET", "/s/pumpchannel/42", answer)
+    content = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW).groups[0].content
+    assert (content.platform_key, content.published_at, content.links) == ("pumpchannel/42", None, [])
+    assert content.text.primary is None
 
 
 @pytest.mark.parametrize(("source_type", "key", "error"), [

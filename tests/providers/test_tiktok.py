@@ -110,7 +110,8 @@ def test_video_graph_exact(server, gen):
                         "collectCount": 77,
                     },
                     "data": {
-                        "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
+                        "musicId": "7300000000000000009",
+                        "musicName": "original sound - moonkol",
                         "duration": 26.981,
                     },
                 },
@@ -138,7 +139,7 @@ def test_slideshow_is_photo_and_epoch_fallback(server, gen):
     assert content.subtype == "photo"
     assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)
     assert content.text.from_media is None
-    assert content.data == {"musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"}, "duration": 0}
+    assert content.data == {"musicId": "7300000000000000009", "musicName": "original sound - moonkol", "duration": 0}
 
 
 def test_video_without_author_id_has_no_creator(server, gen):
@@ -273,3 +274,20 @@ def test_hypothesis_items(server, gen, overrides):
         except ProviderError:
             continue
         assert_faithful(graph, target.canonical_url, carried(item, target))
+
+
+def test_urls_in_the_video_text_reach_links(server, gen):
+    text = "CA on https://moon.example/ca, chart: https://dexscreener.com/solana/abc. gm"
+    answer(server, [fx.tiktok_video_item(text=text)])
+    content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/ca", "https://dexscreener.com/solana/abc"]
+    assert content.text.primary == text
+
+
+def test_a_link_in_the_text_to_the_video_itself_is_not_outbound(server, gen):
+    # Its own share link, spelled differently (www, query, trailing slash), and "" as absent.
+    text = "new vid https://www.tiktok.com/@moonkol/video/7350000000000000001/?is_from_webapp=1 CA https://moon.example/ca"
+    answer(server, [fx.tiktok_video_item(text=text, musicMeta={"musicId": "", "musicName": ""})])
+    content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/ca"]
+    assert "musicId" not in content.data and "musicName" not in content.data

@@ -85,7 +85,7 @@ def test_tweet_with_quoted_original(store):
     assert result.contents_inserted == 2 and result.links_appended == 4
 
 
-def test_rewrite_creates_no_rows_and_keeps_existing_rows_untouched(store):
+def test_rewrite_creates_no_rows_keeps_contents_and_refreshes_accounts(store):
     writer = GraphWriter(store)
     writer.write(tweet_with_quote(), entry_url=ENTRY, token_address=TOKEN)
     before = {c["_id"]: c for c in store.db.contents.find()}
@@ -97,7 +97,8 @@ def test_rewrite_creates_no_rows_and_keeps_existing_rows_untouched(store):
     assert store.db.contents.count_documents({}) == 2 and store.db.accounts.count_documents({}) == 2
     after = {c["_id"]: c for c in store.db.contents.find()}
     assert after == before
-    assert store.db.accounts.count_documents({"bio": "new bio"}) == 0
+    # Accounts are completed and refreshed by a newer observation (SPEC §5); contents are not.
+    assert store.db.accounts.count_documents({"bio": "new bio"}) == 1
     assert all(len(s["points"]) == 1 for s in store.db.metric_series.find())
 
 

@@ -114,6 +114,14 @@ def _exercise(store: Store) -> None:
     store.accounts.upsert(account)  # existing: read back by key
     store.venues.upsert_many([venue])
     store.venues.upsert(venue)
+    store.accounts.find_by_platform_keys([("x", account.platform_key)])
+    store.venues.find_by_platform_keys([("x", venue.platform_key)])
+    store.accounts.find_current_holders(Platform.X, "kol")
+    store.accounts.mark_unavailable(Platform.X, account.platform_key, T0)
+    store.tokens.find_by_fingerprint("domain:example.com")
+    store.accounts.bios_after(None, 10)
+    store.accounts.bios_after(account.id, 10)
+    store.accounts.add_wallets([(account.id, ["7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"])])
     url = f"https://x.com/kol/status/{unique()}"
     content = Content.of(
         platform=Platform.X, subtype=ContentSubtype.TWEET, platform_key=unique(), observed_at=T0,

@@ -91,6 +91,32 @@ def private_invite_page(code: str = "AbCdEf123") -> str:
                 extra="311 members", buttons=("Join Group",), name=code, page_title="PUMP Insiders")
 
 
+def channel_feed_page(name: str = "pumpchannel", posts: tuple[tuple[int, str, str], ...] = ()) -> str:
+    """`t.me/s/{name}/{id}`: the channel's web preview, one widget block per `(id, html text, ISO time)`."""
+    blocks = "".join(
+        f"""<div class="tgme_widget_message_wrap js-widget_message_wrap"><div class="tgme_widget_message text_not_supported_wrap js-widget_message" data-post="{name}/{post_id}" data-view="x">
+<div class="tgme_widget_message_user"><a href="https://t.me/{name}"><i class="tgme_widget_message_user_photo"></i></a></div>
+<div class="tgme_widget_message_bubble"><div class="tgme_widget_message_author accent_color"><a class="tgme_widget_message_owner_name" href="https://t.me/{name}"><span dir="auto">PUMP Official</span></a></div>
+<div class="tgme_widget_message_text js-message_text" dir="auto">{text}</div>
+<div class="tgme_widget_message_footer compact js-message_footer"><div class="tgme_widget_message_info short js-message_info">
+<span class="tgme_widget_message_views">1.2K</span><span class="copyonly">views</span>
+<span class="tgme_widget_message_meta"><a class="tgme_widget_message_date" href="https://t.me/{name}/{post_id}"><time datetime="{at}" class="time">07:00</time></a></span>
+</div></div></div></div></div>"""
+        for post_id, text, at in posts
+    )
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>PUMP Official – Telegram</title>
+<meta property="og:title" content="PUMP Official"><meta property="og:description" content="CA inside"></head>
+<body class="widget_frame_base tgme_webpage"><header class="tgme_header"><div class="tgme_header_title">PUMP Official</div></header>
+<main class="tgme_main"><section class="tgme_channel_history js-message_history">{blocks}</section></main></body></html>"""
+
+
+#: The demo channel's post 42, as its web preview shows it (text with a link, a line break, a time).
+DEMO_POST = (42, 'gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU<br/>Chart: <a href="https://dexscreener.com/solana/pump" '
+                 'target="_blank" rel="noopener">dexscreener.com/solana/pump</a> <i class="emoji" style="">🚀</i>',
+             "2024-12-10T07:00:30+00:00")
+
+
 def demo_pages() -> dict[str, str]:
     """Path → HTML for the offline demo and the tests."""
     return {
@@ -102,6 +128,9 @@ def demo_pages() -> dict[str, str]:
         "/nobody": not_found_page(),
         "/emptyshell": shell_page(),
         "/+AbCdEf123": private_invite_page(),
+        "/s/pumpchannel/42": channel_feed_page("pumpchannel", (
+            (41, "older post", "2024-12-09T10:00:00+00:00"), DEMO_POST, (43, "newer post", "2024-12-11T10:00:00+00:00"),
+        )),
     }
 
 
