@@ -41,14 +41,21 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
-    as_int,
     build_client,
     json_body,
     json_or_none,
     parse_iso,
     send,
 )
-from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, scalars, stripped_str
+from socialrec_pipeline.providers.payload import (
+    as_count,
+    as_dict,
+    as_list,
+    int_metrics,
+    outbound_links,
+    scalars,
+    stripped_str,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -154,7 +161,7 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
         url=f"https://github.com/{full_name.lower()}",
         published_at=parse_iso(repo.get("created_at")),
         text=ContentText(primary=stripped_str(repo.get("description"))),
-        links=[homepage] if homepage else [],
+        links=outbound_links([homepage] if homepage else [], f"https://github.com/{full_name.lower()}"),
         tags=[t for t in (stripped_str(t) for t in as_list(repo.get("topics"))) if t],
         metrics=int_metrics(repo, REPO_METRICS),
         data=data,
@@ -183,9 +190,9 @@ def user_account(user: dict[str, Any]) -> AccountDraft:
         handle=login,
         display_name=stripped_str(user.get("name")),
         bio=stripped_str(user.get("bio")) or stripped_str(user.get("description")),
-        links=[blog] if blog else [],
+        links=outbound_links([blog] if blog else [], f"https://github.com/{login.lower()}"),
         declared_handles=[DeclaredHandle(platform=Platform.X, value=twitter.lstrip("@"))] if twitter else [],
-        followers=as_int(user.get("followers")),
+        followers=as_count(user.get("followers")),
         account_created_at=parse_iso(user.get("created_at")),
         metrics=int_metrics(user, USER_METRICS),
         # The profile answered: the account exists and is not suspended (SPEC §5 moderation).
@@ -199,7 +206,8 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
     if gist_id is None:
         raise TransientProviderError("GitHub gist answer without an `id`")
     gist_id = gist_id.lower()
-    owner = owner_account(gist.get("owner"), source_ref="gist")
+    # Older gist answers name the author `user` rather than `owner`: read either.
+    owner = owner_account(gist.get("owner"), source_ref="gist") or owner_account(gist.get("user"), source_ref="gist")
     files = []
     for name, meta in as_dict(gist.get("files")).items():
         meta = as_dict(meta)

@@ -2,8 +2,8 @@
 
 With a client id + secret the client takes an app-only bearer token (client credentials) and
 caches it until shortly before it expires; without them it calls the public `.json` endpoints
-anonymously. Share links (`/r/{sub}/s/{id}`) and `redd.it` are resolved by the short-link
-resolver before they reach `reddit_post`; searches are URL-only (providers/url_only.py).
+anonymously. Share links (`/r/{sub}/s/{id}`) are resolved by the short-link resolver before
+they reach `reddit_post` (`redd.it/{id}` routes straight to the post); searches are URL-only (providers/url_only.py).
 
 A post answer names its author and subreddit only: their profiles (`/user/{name}/about.json`,
 `/r/{sub}/about.json`) are fetched once in the same step, unless `options.needs_profile` says the
@@ -54,7 +54,7 @@ from socialrec_pipeline.providers.http import (
     raise_for_transient,
     send,
 )
-from socialrec_pipeline.providers.payload import first_str, numbers
+from socialrec_pipeline.providers.payload import as_count, first_str, int_metrics, numbers, outbound_links, present
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -195,9 +195,11 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     for found in _URL_IN_TEXT.findall(body or ""):
         if found not in links:
             links.append(found)
+    # A gallery's `reddit.com/gallery/{id}` and a poll's `reddit.com/poll/{id}` are the post itself.
+    links = outbound_links(links, routed.canonical_url, f"https://reddit.com/comments/{key.lower()}")
     data: dict[str, Any] = {}
     for name in ("name", "permalink", "over_18", "removed_by_category"):
-        if post.get(name) is not None and isinstance(post[name], (str, bool)):
+        if isinstance(post.get(name), (str, bool)) and present(post[name]):  # "" is absent
             data[name] = post[name]
     content = ContentDraft(
         platform=Platform.REDDIT,
@@ -228,9 +230,9 @@ def subreddit_venue(about: dict[str, Any]) -> VenueDraft:
         raise TransientProviderError("Reddit subreddit without display_name")
     data: dict[str, Any] = {"display_name": slug}
     for name in ("id", "name", "subreddit_type", "over18", "quarantine"):
-        if isinstance(about.get(name), (str, bool)):
+        if isinstance(about.get(name), (str, bool)) and present(about[name]):  # "" is absent
             data[name] = about[name]
-    subscribers = as_int(about.get("subscribers"))
+    subscribers = as_count(about.get("subscribers"))
     return VenueDraft(
         platform=Platform.REDDIT,
         subtype=VenueSubtype.SUBREDDIT,
@@ -261,7 +263,7 @@ def user_account(about: Any) -> AccountDraft:
         account_created_at=parse_epoch_seconds(user.get("created_utc")),
         display_name=first_str(profile.get("title")),
         bio=first_str(profile.get("public_description")),
-        metrics={k: v for k, v in numbers(user, ("total_karma", "link_karma", "comment_karma")).items() if isinstance(v, int)},
+        metrics=int_metrics(user, ("total_karma", "link_karma", "comment_karma")),
         unavailable=False,  # the profile answered: not suspended (SPEC §5 moderation)
         data={"id": user["id"]} if first_str(user.get("id")) else {},
     )

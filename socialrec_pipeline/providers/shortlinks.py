@@ -1,4 +1,6 @@
-"""Short links (`t.co`, `vm.tiktok.com`, `redd.it`, reddit `/s/` shares): resolve, route, delegate.
+"""Short links (`t.co`, `vm.tiktok.com`, reddit `/s/` shares): resolve, route, delegate.
+
+(`redd.it/{id}` is not one: the router reads it as the post `{id}` itself.)
 
 URLs come from anyone (SPEC §10), so resolution is guarded hop by hop:
 - only `http`/`https`, no userinfo, default ports only, and a host on the platform allow-list
@@ -62,7 +64,7 @@ KNOWN_PLATFORM_HOSTS: frozenset[str] = frozenset({
     "t.me", "telegram.me", "telegram.dog",
 })
 SHORTLINK_TYPES: frozenset[SourceType] = frozenset({
-    SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHORTLINK, SourceType.REDDIT_SHARE,
+    SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHARE,
 })
 MAX_HOPS = 5
 MAX_BODY_BYTES = 64 * 1024

@@ -22,6 +22,9 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import github as ghfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS
 
 TOKEN = "ghp_sekrit"
 REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
@@ -248,6 +251,17 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, key, path, pay
         seen += 1
         for group in graph.groups:
             assert group.creator is None or group.creator.platform_key
+        expected: Carried = {}
+        if source_type is REPO:
+            name = key_of(body.get("full_name"))
+            add(expected, ObjectKind.CONTENTS, name and name.lower(), pick(body, REPO_METRICS))
+        elif source_type is USER:
+            login = key_of(body.get("login"))
+            add(expected, ObjectKind.ACCOUNTS, login and login.lower(), pick(body, USER_METRICS))
+        else:
+            gist_id = key_of(body.get("id"))
+            add(expected, ObjectKind.CONTENTS, gist_id and gist_id.lower(), pick(body, ("comments",)))
+        assert_faithful(graph, "https://github.com/", expected)
     assert seen > 20
 
 

@@ -23,6 +23,8 @@ from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import reddit as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, slow
 from tests.providers import make_routed as routed
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
 
 POST_URL = "https://reddit.com/r/solana/comments/1abcde"
 
@@ -297,11 +299,23 @@ def test_hypothesis_payloads(server, anon, post, about):
     server.route("GET", "/comments/1abcde.json", Reply.json(fx.post_listing(**post)))
     server.route("GET", "/r/solana/about.json", Reply.json(fx.subreddit_about(**about)))
     server.route("GET", "/user/moon_dev/about.json", Reply.json(fx.user_about(**about)))
+    post_data, sub_data, user_data = fx.post_fields(**post), fx.subreddit_about(**about)["data"], fx.user_about(**about)["data"]
     for target in (POST, SUB, USER):
         try:
-            anon.generate(target, OPTS, NOW)
+            graph = anon.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        expected: Carried = {}
+        if target is POST:
+            add(expected, ObjectKind.CONTENTS, key_of(post_data.get("id")),
+                pick(post_data, ("score", "upvote_ratio", "num_comments"), strings=False))
+        elif target is SUB:
+            name = key_of(sub_data.get("display_name"))
+            add(expected, ObjectKind.VENUES, name and name.lower(), pick(sub_data, ("subscribers",)))
+        else:
+            add(expected, ObjectKind.ACCOUNTS, key_of(user_data.get("name")),
+                pick(user_data, ("total_karma", "link_karma", "comment_karma")))
+        assert_faithful(graph, target.canonical_url, expected)
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ _TIKTOK_VIDEO: dict[str, Any] = {
     "collectCount": 77,
     "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
     "videoMeta": {
-        "duration": 14,
+        "duration": 26.981,  # seconds; current actor versions send a float
         "subtitleLinks": [
             {"language": "eng-US", "downloadLink": "https://v16.tiktokcdn.example/sub-mt.vtt", "source": "MT"},
             {"language": "eng-US", "downloadLink": "https://v16.tiktokcdn.example/sub-asr.vtt", "source": "ASR"},
