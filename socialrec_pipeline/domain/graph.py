@@ -112,5 +112,5 @@ class SocialObjectGraph(_Draft):
     external_call_made: bool | None = Field(default=None, exclude=True)
 
     @classmethod
-    def single(cls, group: GraphGroup) -> "SocialObjectGraph":
+    def single(cls, group: GraphGroup) -> SocialObjectGraph:
         return cls(groups=[group], root_ref=group.ref)

@@ -28,9 +28,9 @@ import httpx
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
+    ProviderError,
     ProviderKeyRejected,
     ProviderStop,
-    ProviderError,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,

@@ -14,7 +14,6 @@ from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
-
 #: (object kind, platform, platform_key) → True when the stored row already holds a full profile
 #: younger than the configured age, so a generator need not fetch it again.
 ProfileIsFresh = Callable[[ObjectKind, Platform, str], bool]

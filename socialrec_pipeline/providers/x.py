@@ -17,7 +17,7 @@ Status decisions (documented here because the contract leaves them to us):
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -56,8 +56,8 @@ from socialrec_pipeline.providers.payload import (
     as_list,
     as_number,
     int_metrics,
-    outbound_links,
     nonempty_str,
+    outbound_links,
     scalars,
     stripped_key,
 )
@@ -72,7 +72,7 @@ USER_DATA = ("isBlueVerified", "verifiedType", "unavailableReason")
 #: Quote/retweet chains are followed this deep; links are capped at depth 2 anyway (SPEC §5).
 MAX_PARENT_DEPTH = 2
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
 _NOT_FOUND = re.compile(r"not.?found|does ?n[o']t exist|no such|no user|not exist", re.I)
 _SUSPENDED = re.compile(r"suspend", re.I)
 _NO_CREDIT = re.compile(r"credit|balance|insufficient", re.I)
@@ -91,7 +91,7 @@ def parse_legacy_date(value: Any) -> datetime | None:
         sign = -1 if offset[0] == "-" else 1
         minutes = sign * (int(offset[1:3]) * 60 + int(offset[3:5]))
         local = datetime(int(parts[5]), _MONTHS[parts[1]], int(parts[2]), hour, minute, second,
-                         tzinfo=timezone.utc)
+                         tzinfo=UTC)
     except (ValueError, IndexError):
         return None
     return local - timedelta(minutes=minutes)

@@ -33,10 +33,9 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.enums import FetchStatus
+from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.models import MetricPoint
 from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
@@ -74,7 +73,7 @@ class MetricRefreshService:
         self.store = store
         self.recorder = recorder
         self.settings = recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(
         self,

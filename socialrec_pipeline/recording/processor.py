@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -25,8 +25,8 @@ from pymongo.errors import PyMongoError
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
-from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
@@ -121,7 +121,7 @@ class UrlResult:
     external_call: bool = False
     error: str | None = None
     write: WriteResult | None = None
-    attempted_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    attempted_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0
     #: False when the answer said nothing about the target (our key, quota or credit).
     judged_target: bool = True
@@ -240,7 +240,7 @@ class TokenRecorder:
         self.unknown_tokens = unknown_tokens
         self.registry = registry
         self.settings = settings or RecordingSettings()
-        self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock: Clock = clock or (lambda: datetime.now(UTC))
         self.writer = GraphWriter(store, self.clock)
         self.route = route_fn or _default_route
         self._gate = gate_fn or _default_gate

@@ -17,7 +17,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import redis
 from pymongo.errors import ConnectionFailure
@@ -72,7 +72,7 @@ class ReconcileService:
         self.upstream = upstream
         self.recorder = recorder
         self.settings = settings or recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run_window(
         self,

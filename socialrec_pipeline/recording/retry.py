@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
@@ -62,7 +62,7 @@ class RetryService:
         self.store = store
         self.recorder = recorder
         self.settings = settings or recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(
         self,

@@ -73,7 +73,7 @@ class RecordingSettings(BaseModel):
         )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "RecordingSettings":
+    def from_env(cls, env: Mapping[str, str]) -> RecordingSettings:
         """Build from environment-style strings; a malformed value raises `ValueError`.
 
         The paid/community switches and the paid platform set are parsed by the gate's own

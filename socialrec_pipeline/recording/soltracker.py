@@ -8,7 +8,7 @@ zero). The API key is sent as a header and never appears in any message this mod
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Protocol
 
 import httpx
@@ -99,7 +99,7 @@ class UpstreamTokens(Protocol):
 def _iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("window bounds must be timezone-aware")
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -138,7 +138,7 @@ class SolTrackerClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "SolTrackerClient":
+    def __enter__(self) -> SolTrackerClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bson import ObjectId
 from pymongo.errors import BulkWriteError, DuplicateKeyError
@@ -174,7 +174,7 @@ class GraphWriter:
 
     def __init__(self, store, clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def write(
         self,

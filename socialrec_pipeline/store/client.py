@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 from bson.codec_options import CodecOptions
 from pymongo import MongoClient
 from pymongo.database import Database
 
 #: Every datetime read back is timezone-aware UTC (SPEC §4).
-CODEC_OPTIONS: CodecOptions = CodecOptions(tz_aware=True, tzinfo=timezone.utc)
+CODEC_OPTIONS: CodecOptions = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def open_client(uri: str, *, timeout_ms: int = 5_000, app_name: str = "socialrec") -> MongoClient:
@@ -18,7 +18,7 @@ def open_client(uri: str, *, timeout_ms: int = 5_000, app_name: str = "socialrec
         uri,
         appname=app_name,
         tz_aware=True,
-        tzinfo=timezone.utc,
+        tzinfo=UTC,
         serverSelectionTimeoutMS=timeout_ms,
         connectTimeoutMS=timeout_ms,
         socketTimeoutMS=max(timeout_ms * 6, 30_000),

@@ -22,7 +22,7 @@ server rejects one with E11000 and that row's update is sent again (it now match
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from bson import ObjectId
@@ -39,7 +39,7 @@ from socialrec_pipeline.store.rows import Row, RowRepository
 
 _DUPLICATE_KEY = 11000
 _KEY_FIELDS = ["platform", "platform_key"]
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 IdentityKey = tuple[str, str]
 

@@ -26,7 +26,6 @@ from socialrec_pipeline.domain.models import TokenLink, utc_now
 from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
 from socialrec_pipeline.store.rows import stamped
 
-
 _BY_OBJECT = "idx_links_object_linked"
 
 

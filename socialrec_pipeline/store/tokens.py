@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pymongo import DESCENDING, UpdateOne
 from pymongo.database import Database
@@ -30,7 +30,7 @@ _SCAN_BATCH = 200
 
 #: The derived retry-queue field (see the module docstring); never part of the `Token` model.
 OLDEST_ATTEMPT = "oldest_attempt"
-_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
+_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 def oldest_attempt_index(status: FetchStatus | str) -> str:

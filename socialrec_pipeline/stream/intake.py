@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pika
 
@@ -108,7 +108,7 @@ class TokenFlowDrain:
         inbox: RecordInbox,
         threshold: int,
         limits: TickLimits = TickLimits(),
-        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         exchange: str = EXCHANGE,
     ) -> None:
         if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:

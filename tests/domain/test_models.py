@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import bson
 import pytest
@@ -30,8 +30,8 @@ from socialrec_pipeline.domain.models import (
     Venue,
 )
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
-CODEC = CodecOptions(tz_aware=True, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+CODEC = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def h(hours: float) -> datetime:
@@ -121,8 +121,8 @@ def test_unknown_enum_value_is_rejected_by_name():
 def test_non_utc_aware_datetime_is_converted_to_utc():
     tokyo = timezone(timedelta(hours=9))
     content = tweet(published_at=datetime(2026, 1, 1, 9, 0, tzinfo=tokyo))
-    assert content.published_at == datetime(2026, 1, 1, 0, 0, tzinfo=timezone.utc)
-    assert content.published_at.tzinfo is timezone.utc
+    assert content.published_at == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)
+    assert content.published_at.tzinfo is UTC
 
 
 @pytest.mark.parametrize("key", [None, ""])
@@ -202,7 +202,7 @@ def test_every_model_round_trips_through_bson_with_aware_datetimes():
             v.tzinfo is not None for v in _datetimes(stored)
         ), f"{type(row).__name__} lost its timezone"
     # Sub-millisecond precision is dropped at construction, so nothing changes when stored.
-    assert account.observed_at == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
+    assert account.observed_at == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
 
 
 def _datetimes(value):
@@ -404,7 +404,7 @@ def test_datetimes_inside_free_form_fields_are_utc_aware_too():
         Token.of(address="So1", discovered_at=T0, web={"whois": {"created": [datetime(2020, 1, 1)]}})
     assert failing_fields(exc) == {"web"}
     content = tweet(data={"nested": [{"at": datetime(2026, 1, 1, 9, 0, 0, 123456, tzinfo=tokyo)}]})
-    assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
+    assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
     stored = _through_bson(content.to_document())
     assert Content.from_document(stored) == content
 

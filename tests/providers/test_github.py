@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from socialrec_pipeline.domain.enums import ParentRelation, Platform
+from socialrec_pipeline.domain.enums import ObjectKind, ParentRelation, Platform
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import (
     AccountDraft,
@@ -17,21 +17,19 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
 )
 from socialrec_pipeline.providers.base import GenerateOptions, Generator
-from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
+from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS, GitHubClient, GitHubGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import github as ghfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS
 
 TOKEN = "ghp_sekrit"
 REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)
+    return datetime(*args, tzinfo=UTC)
 
 
 @pytest.fixture

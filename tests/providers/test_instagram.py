@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     OutOfCredit,
     ProviderError,
@@ -18,15 +19,13 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.instagram import InstagramGenerator
+from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS, InstagramGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-IG"
 RUN_PATH = f"/v2/acts/{fx.INSTAGRAM_ACTOR}/run-sync-get-dataset-items"
@@ -94,7 +93,7 @@ def test_post_graph_exact(server, gen):
                     "subtype": "post",
                     "platform_key": "3300000000000000001",
                     "url": "https://instagram.com/p/C1aBcDeFgHi",
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "Launching $MOON today #solana",
                         "body": None,

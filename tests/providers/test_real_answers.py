@@ -7,7 +7,7 @@ the object being recorded, and old gist answers naming the author `user`.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -72,7 +72,7 @@ def test_tiktok_float_duration_is_kept_and_float_counts_are_rounded(server, tikt
     group = tiktok.generate(_routed(TT_VIDEO), OPTS, NOW).groups[0]
     assert group.content.data["duration"] == 26.981
     assert group.content.metrics["playCount"] == 50210 and group.content.metrics["diggCount"] == 3101
-    assert group.content.published_at == datetime(2024, 12, 10, 7, 0, 30, 500000, tzinfo=timezone.utc)
+    assert group.content.published_at == datetime(2024, 12, 10, 7, 0, 30, 500000, tzinfo=UTC)
     assert group.creator.followers == 12000 and group.creator.metrics["heart"] == 340000
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     ProviderError,
@@ -24,7 +25,6 @@ from socialrec_pipeline.sandbox.platforms import reddit as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, slow
 from tests.providers import make_routed as routed
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
 
 POST_URL = "https://reddit.com/r/solana/comments/1abcde"
 
@@ -106,7 +106,7 @@ def test_post_graph_exact(server, anon):
                     "subtype": "post",
                     "platform_key": "1abcde",
                     "url": POST_URL,
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "$MOON just launched on Solana",
                         "body": "Contract on https://moon.example/ca and chart below",
@@ -155,7 +155,7 @@ def test_subreddit_graph_exact(anon):
         "platform_key": "solana",
         "name": "Solana",
         "description": "The Solana subreddit",
-        "venue_created_at": datetime(2018, 3, 2, 14, 13, 20, tzinfo=timezone.utc),
+        "venue_created_at": datetime(2018, 3, 2, 14, 13, 20, tzinfo=UTC),
         "members": 250000,
         "metrics": {"subscribers": 250000},
         "data": {
@@ -176,7 +176,7 @@ def test_user_graph_exact(anon):
         "platform": "rd",
         "platform_key": "moon_dev",
         "handle": "moon_dev",
-        "account_created_at": datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc),
+        "account_created_at": datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC),
         "display_name": "Moon Dev",
         "bio": "building $MOON",
         "links": [],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -95,7 +95,7 @@ def test_public_post_is_content_in_its_channel(fx, gen):
     # Text, publish time and links from the channel's web preview t.me/s/{name}/{id}.
     assert group.content == ContentDraft(
         platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42", url="https://t.me/pumpchannel/42",
-        published_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+        published_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
         text=ContentText(primary="gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU\nChart: dexscreener.com/solana/pump 🚀"),
         links=["https://dexscreener.com/solana/pump"],
     )

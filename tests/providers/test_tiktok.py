@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     OutOfCredit,
     ProviderError,
@@ -21,15 +22,13 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.tiktok import TikTokGenerator
+from socialrec_pipeline.providers.tiktok import ACCOUNT_METRICS, CONTENT_METRICS, TikTokGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.tiktok import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-XYZ"
 RUN_PATH = f"/v2/acts/{fx.TIKTOK_ACTOR}/run-sync-get-dataset-items"
@@ -94,7 +93,7 @@ def test_video_graph_exact(server, gen):
                     "subtype": "video",
                     "platform_key": "7350000000000000001",
                     "url": VIDEO_URL,
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "gm $MOON to the moon #solana #memecoin",
                         "body": None,
@@ -138,7 +137,7 @@ def test_slideshow_is_photo_and_epoch_fallback(server, gen):
     answer(server, [item])
     content = gen.generate(PHOTO, OPTS, NOW).groups[0].content
     assert content.subtype == "photo"
-    assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)
+    assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC)
     assert content.text.from_media is None
     assert content.data == {"musicId": "7300000000000000009", "musicName": "original sound - moonkol", "duration": 0}
 

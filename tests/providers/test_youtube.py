@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.errors import (
     ProviderError,
     ProviderKeyRejected,
@@ -16,14 +16,12 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
+from socialrec_pipeline.providers.youtube import CHANNEL_METRICS, VIDEO_METRICS, YouTubeClient, YouTubeGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import youtube as ytfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.youtube import CHANNEL_METRICS, VIDEO_METRICS
 
 KEY = "AIza-sekrit"
 VIDEO, SHORT, CHANNEL = SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL
@@ -45,7 +43,7 @@ def gen(server):
 
 CHANNEL_ACCOUNT = AccountDraft(
     platform=Platform.YOUTUBE, platform_key=CID, handle="pumpchannel", display_name="Pump Channel",
-    bio="daily calls", account_created_at=datetime(2019, 5, 1, 12, 34, 56, 789000, tzinfo=timezone.utc),
+    bio="daily calls", account_created_at=datetime(2019, 5, 1, 12, 34, 56, 789000, tzinfo=UTC),
     followers=12_300, metrics={"subscriberCount": 12_300, "videoCount": 88, "viewCount": 987_654},
     data={"hiddenSubscriberCount": False, "customUrl": "@pumpchannel"},
 )
@@ -66,7 +64,7 @@ def test_video_graph_is_exact(fx, gen, server, source_type):
             platform=Platform.YOUTUBE, subtype="video", platform_key="dQw4w9WgXcQ",
             url=("https://youtube.com/shorts/dQw4w9WgXcQ" if source_type is SHORT
                  else "https://youtube.com/watch?v=dQw4w9WgXcQ"),
-            published_at=datetime(2024, 12, 9, 18, tzinfo=timezone.utc),
+            published_at=datetime(2024, 12, 9, 18, tzinfo=UTC),
             text=ContentText(primary="PUMP launch stream", body="CA: 7xKX...pump\nhttps://pump.fun/abc"),
             links=["https://pump.fun/abc"], tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
             data={"categoryId": "22", "liveBroadcastContent": "none"},

@@ -4,14 +4,13 @@ resolved target (gate, paid slot, credit guard), on the recording and the metric
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.providers.shortlinks import ShortLinkGenerator
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -81,7 +80,7 @@ def test_metric_refresh_of_a_short_link_takes_the_same_path(env, store, address,
     slots.held.clear()
     calls_inside.clear()
     h.recorder.credit_guard.mark_exhausted("test")
-    later = datetime.now(timezone.utc) + timedelta(hours=2)  # past the minimum interval between points
+    later = datetime.now(UTC) + timedelta(hours=2)  # past the minimum interval between points
     result = MetricRefreshService(store, h.recorder, clock=lambda: later).run(timedelta(days=1), budget=10)
     assert len(tiktok.calls) == 1 and slots.held == []  # held back by the guard: no slot, no call
     assert result.skipped["credit_exhausted"] == 1

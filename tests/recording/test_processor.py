@@ -66,7 +66,7 @@ def test_records_every_url_and_writes_the_marker(h, store, address):
     assert token.first_transfer_at.isoformat() == "2026-11-29T21:14:03.512000+00:00"
     assert token.discovered_at == h.recorder.clock()
     links = store.links.find_by_token(address)
-    assert {l.source_url for l in links} == {"https://x.com/popcat/status/123", "https://popcat.example"}
+    assert {link.source_url for link in links} == {"https://x.com/popcat/status/123", "https://popcat.example"}
     assert h.locks.owner_of(address) is None  # released
     # Idempotent: the next event finds the marker and asks nobody.
     again = h.recorder.record_token(event(address), owner="w2")

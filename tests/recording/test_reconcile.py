@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pymongo import MongoClient, monitoring
@@ -10,15 +10,15 @@ from pymongo import MongoClient, monitoring
 from socialrec_pipeline.domain.models import Token
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.recording.soltracker import UpstreamShapeError
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import CODEC_OPTIONS
 
 from . import harness
 from .conftest import make_address
 
-FROM = datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc)
+FROM = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 TO = FROM + timedelta(hours=1)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from . import harness
 from .conftest import make_address
 from .graphs import RaisingGenerator
 
-OLD = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # two hours before the test clock
+OLD = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # two hours before the test clock
 
 
 def rec(url, status, attempts=0, *, raw=None, source_type="x_tweet", platform="x", subtype="tweet", field="twitter", at=None):
@@ -252,7 +252,7 @@ def test_every_due_url_is_attempted_within_ceil_m_over_l_runs(store, redis_clien
             records = (marker.social_urls if marker else []) + [rec(url, "unsupported", field=f"f{i}", at=at)]
             store.tokens.write_marker(Token.of(address=address, discovered_at=OLD, social_urls=records))
         service = RetryService(store, e.recorder, clock=clock)
-        for run in range(math.ceil(urls / limit)):
+        for _run in range(math.ceil(urls / limit)):
             before = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
             oldest = sorted(before.values())[:limit]  # the oldest L (which of equal times: any)
             result = service.run(["unsupported"], limit=limit)

@@ -72,12 +72,12 @@ def test_tweet_with_quoted_original(store):
     # Only the root holds the entry URL; the original holds its own canonical URL.
     assert [e["url"] for e in quoting["source_urls"]] == [ENTRY]
     assert [e["url"] for e in original["source_urls"]] == ["https://x.com/i/status/200"]
-    depths = {(l["object"], l["object_id"]): l["link_depth"] for l in store.db.token_links.find()}
+    depths = {(link["object"], link["object_id"]): link["link_depth"] for link in store.db.token_links.find()}
     assert depths == {
         ("contents", quoting["_id"]): 0, ("accounts", accounts["u1"]): 0,
         ("contents", original["_id"]): 1, ("accounts", accounts["u2"]): 1,
     }
-    assert {l["source_url"] for l in store.db.token_links.find()} == {ENTRY}
+    assert {link["source_url"] for link in store.db.token_links.find()} == {ENTRY}
     # Metrics: one first point per object, whitelisted per platform x kind (followers survive).
     series = {s["object_id"]: s["points"][0]["metrics"] for s in store.db.metric_series.find()}
     assert series[quoting["_id"]] == {"viewCount": 10}

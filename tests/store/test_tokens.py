@@ -7,7 +7,6 @@ from bson.raw_bson import RawBSONDocument
 
 from socialrec_pipeline.domain.enums import RETRYABLE, ContentSubtype, FetchStatus, Platform
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
-
 from tests.store.conftest import T0, h, unique
 
 
@@ -92,8 +91,8 @@ def test_record_social_url_result_changes_one_element_and_nothing_else(store):
     assert [e.raw for i, e in enumerate(after["social_urls"]) if i != 1] == [
         e.raw for i, e in enumerate(before["social_urls"]) if i != 1
     ]
-    assert [k for k in after.keys()] == [k for k in before.keys()]
-    for key in before.keys():
+    assert list(after) == list(before)
+    for key in before:
         if key != "social_urls":
             assert after[key] == before[key], key
     assert store.tokens.find_by_address(t.address).social_url(urls[1]) == result

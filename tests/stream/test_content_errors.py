@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from pymongo import MongoClient
 from pymongo.errors import AutoReconnect, BulkWriteError, NetworkTimeout
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import RecordInbox, rejects_content
 
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
 def test_bson_encoding_failures_are_the_message_s_fault(fresh_db):

@@ -13,7 +13,7 @@ make two key-less contents collide. Free-form values (`data`, `web`) are stored 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Self
 
@@ -41,7 +41,7 @@ def _require_object_id(value: Any) -> ObjectId:
 def _require_utc(value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("must be timezone-aware (UTC); got a naive datetime")
-    value = value.astimezone(timezone.utc)
+    value = value.astimezone(UTC)
     # BSON dates hold milliseconds: truncate now so the stored row reads back equal.
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
@@ -77,7 +77,7 @@ def _one_per_url(items: list[Any], rule: str) -> list[Any]:
 
 
 def utc_now() -> datetime:
-    return _require_utc(datetime.now(timezone.utc))
+    return _require_utc(datetime.now(UTC))
 
 
 def _bson_ready(value: Any) -> Any:
