@@ -84,7 +84,9 @@ class RedditClient:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = build_client(base_url, timeout=timeout, transport=transport)
-        self._auth = build_client(auth_base_url, timeout=timeout, transport=transport) if client_id and client_secret else None
+        self._auth = (
+            build_client(auth_base_url, timeout=timeout, transport=transport) if client_id and client_secret else None
+        )
         self._credentials = (client_id or "", client_secret or "")
         self._clock = clock
         self._token: str | None = None
@@ -216,11 +218,21 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     creator = None
     if author and author not in _DELETED_AUTHORS:
         # Usernames are immutable and never reassigned: the name is the key (seed 000 §1.4).
-        creator = AccountDraft(platform=Platform.REDDIT, platform_key=author, handle=author,
-                               data={"source_ref": "post"})
+        creator = AccountDraft(
+            platform=Platform.REDDIT, platform_key=author, handle=author, data={"source_ref": "post"}
+        )
     sub = first_str(post.get("subreddit"))
-    venue = VenueDraft(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key=sub.lower(), name=sub,
-                       data={"source_ref": "post"}) if sub else None
+    venue = (
+        VenueDraft(
+            platform=Platform.REDDIT,
+            subtype=VenueSubtype.SUBREDDIT,
+            platform_key=sub.lower(),
+            name=sub,
+            data={"source_ref": "post"},
+        )
+        if sub
+        else None
+    )
     return GraphGroup(ref="root", creator=creator, venue=venue, content=content)
 
 
@@ -286,13 +298,17 @@ class RedditGenerator:
     def _complete_post(self, group: GraphGroup, options: GenerateOptions) -> None:
         """The post's author and subreddit as full profiles (one call each, when not fresh)."""
         author = group.creator
-        if author is not None and author.platform_key and options.needs_profile(
-            ObjectKind.ACCOUNTS, Platform.REDDIT, author.platform_key
+        if (
+            author is not None
+            and author.platform_key
+            and options.needs_profile(ObjectKind.ACCOUNTS, Platform.REDDIT, author.platform_key)
         ):
             group.creator = self._author_profile(author)
         venue = group.venue
-        if venue is not None and venue.platform_key and options.needs_profile(
-            ObjectKind.VENUES, Platform.REDDIT, venue.platform_key
+        if (
+            venue is not None
+            and venue.platform_key
+            and options.needs_profile(ObjectKind.VENUES, Platform.REDDIT, venue.platform_key)
         ):
             group.venue = self._subreddit_profile(venue)
 

@@ -242,7 +242,9 @@ class ShortLinkGenerator:
         if target is None:
             raise TargetNotFound(f"{routed.canonical_url} resolved to {resolved!r}, which is not a routable URL")
         if target.source_type in SHORTLINK_TYPES:
-            raise TransientProviderError(f"{routed.canonical_url} still resolves to a short link ({target.canonical_url})")
+            raise TransientProviderError(
+                f"{routed.canonical_url} still resolves to a short link ({target.canonical_url})"
+            )
         return target
 
     def target_supported(self) -> list[SourceType]:
@@ -271,6 +273,8 @@ class ShortLinkGenerator:
         settings = self._settings.model_copy(update={"enable_community": options.enable_community})
         decision = gate(target, settings, self.target_supported())
         if not decision.allowed or self.target_generator(target) is None:
-            raise TargetGated(f"{target.canonical_url}: {decision.reason or 'no generator'}",
-                              decision.status or FetchStatus.UNSUPPORTED)
+            raise TargetGated(
+                f"{target.canonical_url}: {decision.reason or 'no generator'}",
+                decision.status or FetchStatus.UNSUPPORTED,
+            )
         return self.generate_target(target, options, observed_at)

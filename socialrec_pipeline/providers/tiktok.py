@@ -112,7 +112,11 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
     # Seconds as the actor gives them: current versions send a float (26.981), kept as a float.
-    if isinstance(video_meta, dict) and (duration := as_number(video_meta.get("duration"))) is not None and duration >= 0:
+    if (
+        isinstance(video_meta, dict)
+        and (duration := as_number(video_meta.get("duration"))) is not None
+        and duration >= 0
+    ):
         data["duration"] = duration
     if mention_handles:
         data["mentions"] = mention_handles
@@ -124,7 +128,9 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         published_at=_published_at(item),
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
         # A URL in the text that is the video itself (its own share link) is not an outbound link.
-        links=outbound_links(urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))),
+        links=outbound_links(
+            urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))
+        ),
         tags=tags,
         mentions=mentions,
         metrics=counted_metrics(item, CONTENT_METRICS),

@@ -87,7 +87,9 @@ class MetricRefreshService:
         result = MetricRefreshResult()
         guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
         stops = provider_stops or InMemoryProviderStops()
-        interval = min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        interval = (
+            min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        )
         now = self.clock()
         due_before, window_start = now - interval, now - lookback
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
@@ -171,7 +173,10 @@ class MetricRefreshService:
             elif fetched.stopped_credential is not None:
                 result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
                 self._failed(result, url, fetched.error or str(fetched.status))
-            elif fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED) and not fetched.external_call:
+            elif (
+                fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED)
+                and not fetched.external_call
+            ):
                 result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
             else:
                 if fetched.status in (FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED):  # gone for good
@@ -199,7 +204,9 @@ class MetricRefreshService:
             if not point.metrics:
                 continue
             self.store.metrics.append_point(kind, object_id, platform, point)
-            if kind is ObjectKind.CONTENTS and self.store.contents.update_metrics_latest(object_id, point.metrics, observed):
+            if kind is ObjectKind.CONTENTS and self.store.contents.update_metrics_latest(
+                object_id, point.metrics, observed
+            ):
                 result.metrics_latest_updated += 1
             pointed.add(key)
             result.points_appended += 1
@@ -229,7 +236,9 @@ class MetricRefreshService:
             if content is not None:
                 row = None
                 if content.platform_key:
-                    row = self.store.contents.find_by_platform_key(content.platform, content.subtype, content.platform_key)
+                    row = self.store.contents.find_by_platform_key(
+                        content.platform, content.subtype, content.platform_key
+                    )
                 if row is None:
                     own = content.url if group.ref != graph.root_ref else canonical
                     row = self.store.contents.find_by_source_url(own) if own else None

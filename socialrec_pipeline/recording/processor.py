@@ -335,16 +335,20 @@ class TokenRecorder:
                 if token is None:
                     streak = self.unknown_tokens.remember(address)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak)
+                    return SkippedToken(
+                        address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak
+                    )
                 self.unknown_tokens.note_known()
             alpha_finders = token.total_invested_alpha_finders
             below = alpha_finders < self.settings.af_threshold
             if check_threshold and below and not force_below_threshold:
                 self.locks.release(address, owner)
                 return SkippedToken(
-                    address, RecordOutcome.BELOW_THRESHOLD,
+                    address,
+                    RecordOutcome.BELOW_THRESHOLD,
                     f"the upstream counts {alpha_finders} alpha finders, below the threshold of "
-                    f"{self.settings.af_threshold}", calls,
+                    f"{self.settings.af_threshold}",
+                    calls,
                 )
             planned = tuple(self.plan_urls(token))
         except BaseException:
@@ -412,25 +416,35 @@ class TokenRecorder:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
-            return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route")
+            return UrlResult(
+                planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route"
+            )
         decision = self.gate(routed)
         if not decision.allowed:
             return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
         if self.is_paid(routed) and guard.is_exhausted():
-            return UrlResult(planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state()))
+            return UrlResult(
+                planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state())
+            )
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
         try:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
-            return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
+            return UrlResult(
+                planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at
+            )
         fetched = self.fetch(routed, generator, attempted_at, guard, provider_stops=stops)
         if fetched.status is not None:
             return UrlResult(
-                planned, fetched.status, external_call=fetched.external_call,
-                error=fetched.error, attempted_at=attempted_at,
-                judged_target=fetched.judged_target, stopped_credential=fetched.stopped_credential,
+                planned,
+                fetched.status,
+                external_call=fetched.external_call,
+                error=fetched.error,
+                attempted_at=attempted_at,
+                judged_target=fetched.judged_target,
+                stopped_credential=fetched.stopped_credential,
             )
         try:
             written = self.writer.write(
@@ -443,11 +457,18 @@ class TokenRecorder:
         except Exception as exc:  # contract breach → invalid; a DB hiccup → error
             log.warning("writing %s failed: %s", routed.canonical_url, exc)
             return UrlResult(
-                planned, status_of_error(exc), external_call=fetched.external_call,
-                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+                planned,
+                status_of_error(exc),
+                external_call=fetched.external_call,
+                error=f"{type(exc).__name__}: {exc}",
+                attempted_at=attempted_at,
             )
         return UrlResult(
-            planned, FetchStatus.OK, external_call=fetched.external_call, write=written, attempted_at=attempted_at,
+            planned,
+            FetchStatus.OK,
+            external_call=fetched.external_call,
+            write=written,
+            attempted_at=attempted_at,
         )
 
     def is_paid(self, routed: RoutedUrl) -> bool:
@@ -487,38 +508,66 @@ class TokenRecorder:
                 target = resolve_target(routed)
             except Exception as exc:  # resolution failed: the short link's own status
                 external = bool(getattr(exc, "external_call_made", True))
-                return Fetched(routed, status=status_of_error(exc), external_call=external,
-                               error=f"{type(exc).__name__}: {exc}")
+                return Fetched(
+                    routed, status=status_of_error(exc), external_call=external, error=f"{type(exc).__name__}: {exc}"
+                )
             resolved = True
             decision = self._gate(target, self.gate_settings, generator.target_supported())
             if not decision.allowed:  # a gate refusal is never an attempt
-                return Fetched(target, status=FetchStatus(decision.status),
-                               error=f"resolves to {target.canonical_url}: {decision.reason}")
+                return Fetched(
+                    target,
+                    status=FetchStatus(decision.status),
+                    error=f"resolves to {target.canonical_url}: {decision.reason}",
+                )
         stopped = stops.stopped(target.platform)
         if stopped is not None:
-            return Fetched(target, status=stopped.status, judged_target=False, stopped_credential=stopped,
-                           external_call=resolved,
-                           error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})")
+            return Fetched(
+                target,
+                status=stopped.status,
+                judged_target=False,
+                stopped_credential=stopped,
+                external_call=resolved,
+                error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
+            )
         paid = self.is_paid(target)
         call = generator.generate_target if resolved else generator.generate
         makes_calls = resolved or generator.makes_external_calls
         if paid and guard.is_exhausted():
-            return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()), paid=True,
-                           held_back="credit_exhausted")
+            return Fetched(
+                target,
+                status=FetchStatus.SKIPPED_PAID,
+                error=credit_message(guard.state()),
+                paid=True,
+                held_back="credit_exhausted",
+            )
         try:
             with slots.slot(target.canonical_url) if paid else contextlib.nullcontext():
                 if paid and guard.is_exhausted():  # tripped while this call waited for its slot
-                    return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()),
-                                   paid=True, held_back="credit_exhausted")
+                    return Fetched(
+                        target,
+                        status=FetchStatus.SKIPPED_PAID,
+                        error=credit_message(guard.state()),
+                        paid=True,
+                        held_back="credit_exhausted",
+                    )
                 graph = call(target, options, observed_at)
         except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
             return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
         except OutOfCredit as exc:
             guard.mark_exhausted(f"{target.canonical_url}: {exc}"[:300])
-            log.warning("paid provider out of credit at %s: every paid call stops (%s)", target.canonical_url,
-                        credit_message(guard.state()))
-            return Fetched(target, status=FetchStatus.SKIPPED_PAID, external_call=False,
-                           error=f"{type(exc).__name__}: {exc}", paid=True, held_back="out_of_credit")
+            log.warning(
+                "paid provider out of credit at %s: every paid call stops (%s)",
+                target.canonical_url,
+                credit_message(guard.state()),
+            )
+            return Fetched(
+                target,
+                status=FetchStatus.SKIPPED_PAID,
+                external_call=False,
+                error=f"{type(exc).__name__}: {exc}",
+                paid=True,
+                held_back="out_of_credit",
+            )
         except Exception as exc:  # every generator failure becomes a status
             if isinstance(exc, AccountSuspended):
                 self.note_unavailable(target, observed_at, exc.platform_key)
@@ -527,10 +576,15 @@ class TokenRecorder:
                 stops.stop(exc)
                 stop = StoppedCredential.of(exc)
             external = bool(getattr(exc, "external_call_made", makes_calls)) or resolved
-            return Fetched(target, status=status_of_error(exc), external_call=external,
-                           error=f"{type(exc).__name__}: {exc}", paid=paid,
-                           judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
-                           stopped_credential=stop)
+            return Fetched(
+                target,
+                status=status_of_error(exc),
+                external_call=external,
+                error=f"{type(exc).__name__}: {exc}",
+                paid=paid,
+                judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
+                stopped_credential=stop,
+            )
         # A generator whose calls are optional (urlscan enrichment) says per graph whether it called.
         reported = getattr(graph, "external_call_made", None)
         external = (makes_calls if reported is None else bool(reported)) or resolved

@@ -138,7 +138,9 @@ class RetryService:
         result.external_calls += int(outcome.external_call)
         result.statuses[str(status)] += 1
 
-    def _resolve_to_sibling(self, token: Token, record: SocialUrlRecord, sibling: SocialUrlRecord, routed, raw, result) -> None:
+    def _resolve_to_sibling(
+        self, token: Token, record: SocialUrlRecord, sibling: SocialUrlRecord, routed, raw, result
+    ) -> None:
         """The URL now routes to a URL another element of the token already holds: the same target.
 
         No fetch (the sibling's outcome is this target's outcome) and no attempt. The element keeps

@@ -5,13 +5,16 @@ row: the update is an aggregation pipeline (`[{$set: defaults}, {$set: merged fi
 expressions compare the stored values with the observation's, so two writers never lose each
 other's fields and one bulk write carries every row of a graph. Per field:
 
-| rule | fields |
-| --- | --- |
-| filled when absent, never changed after | `account_created_at`, `venue_created_at`, `venues.creator_id` |
-| forward only: replaced when the observation is at least as new as the row's `observed_at`, never by "absent" (an empty list counts as absent) | `display_name`, `bio`, `links`, `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`, `metrics.members`, each key of `data` |
-| accumulated | `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`) |
-| intervals (seed 000 §3.4) | `handles[]`: same handle as the last interval extends it; another opens a new one |
-| max | `observed_at`, `data.profile_observed_at` (full profiles only) |
+- filled when absent, never changed after: `account_created_at`, `venue_created_at`,
+  `venues.creator_id`;
+- forward only (replaced when the observation is at least as new as the row's `observed_at`, never
+  by "absent"; an empty list counts as absent): `display_name`, `bio`, `links`,
+  `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`,
+  `metrics.members`, each key of `data`;
+- accumulated: `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`);
+- intervals (SPEC §5): `handles[]`: the same handle as the last interval extends it; another opens
+  a new one;
+- max: `observed_at`, `data.profile_observed_at` (full profiles only).
 
 A thin copy (`data.source_ref` set: the account arrived embedded in a tweet, repo, post, ...) only
 leaves `source_ref` on a row that never had a full profile; a full profile removes it and stamps
@@ -102,7 +105,11 @@ class _Merge:
             self.fields[f"data.{PROFILE_OBSERVED_AT}"] = {"$max": [f"$data.{PROFILE_OBSERVED_AT}", _lit(self.at)]}
         elif data.get(SOURCE_REF) is not None:
             self.fields[f"data.{SOURCE_REF}"] = {
-                "$cond": [_absent(f"$data.{PROFILE_OBSERVED_AT}"), _fill(f"$data.{SOURCE_REF}", data[SOURCE_REF]), "$$REMOVE"]
+                "$cond": [
+                    _absent(f"$data.{PROFILE_OBSERVED_AT}"),
+                    _fill(f"$data.{SOURCE_REF}", data[SOURCE_REF]),
+                    "$$REMOVE",
+                ]
             }
 
     def moderation(self, unavailable: bool | None) -> None:
@@ -123,25 +130,36 @@ class _Merge:
         fresh = {"value": _lit(value), "first_seen": at, "last_seen": at}
         n = {"$size": "$handles"}
         before_last = {"$cond": [{"$gt": [n, 1]}, {"$slice": ["$handles", {"$subtract": [n, 1]}]}, []]}
-        same = {"value": "$$last.value", "first_seen": "$$last.first_seen",
-                "last_seen": {"$max": ["$$last.last_seen", at]}}
+        same = {
+            "value": "$$last.value",
+            "first_seen": "$$last.first_seen",
+            "last_seen": {"$max": ["$$last.last_seen", at]},
+        }
         # Another handle: the previous interval keeps its last_seen (the gap belongs to nobody),
         # unless an out-of-order arrival makes it overlap: then it is cut back to this sighting.
-        cut = {"value": "$$last.value", "first_seen": "$$last.first_seen",
-               "last_seen": {"$cond": [{"$gt": ["$$last.last_seen", at]},
-                                       {"$max": [at, "$$last.first_seen"]}, "$$last.last_seen"]}}
+        cut = {
+            "value": "$$last.value",
+            "first_seen": "$$last.first_seen",
+            "last_seen": {
+                "$cond": [{"$gt": ["$$last.last_seen", at]}, {"$max": [at, "$$last.first_seen"]}, "$$last.last_seen"]
+            },
+        }
         self.fields["handles"] = {
             "$cond": [
                 {"$eq": [n, 0]},
                 [fresh],
-                {"$let": {
-                    "vars": {"last": {"$arrayElemAt": ["$handles", -1]}},
-                    "in": {"$cond": [
-                        {"$eq": ["$$last.value", _lit(value)]},
-                        {"$concatArrays": [before_last, [same]]},
-                        {"$concatArrays": [before_last, [cut, fresh]]},
-                    ]},
-                }},
+                {
+                    "$let": {
+                        "vars": {"last": {"$arrayElemAt": ["$handles", -1]}},
+                        "in": {
+                            "$cond": [
+                                {"$eq": ["$$last.value", _lit(value)]},
+                                {"$concatArrays": [before_last, [same]]},
+                                {"$concatArrays": [before_last, [cut, fresh]]},
+                            ]
+                        },
+                    }
+                },
             ]
         }
 
@@ -153,8 +171,15 @@ class _Merge:
         return [{"$set": first}, {"$set": self.fields}]
 
 
-_ACCOUNT_DEFAULTS = {"handles": [], "links": [], "declared_handles": [], "known_wallets": [],
-                     "metrics": {}, "moderation": {}, "data": {}}
+_ACCOUNT_DEFAULTS = {
+    "handles": [],
+    "links": [],
+    "declared_handles": [],
+    "known_wallets": [],
+    "metrics": {},
+    "moderation": {},
+    "data": {},
+}
 _VENUE_DEFAULTS = {"metrics": {}, "data": {}}
 
 
@@ -232,8 +257,11 @@ class _IdentityRepository(RowRepository[Row]):
         keys = list(unique)
         now = utc_now()
         ops = [
-            UpdateOne({"platform": platform, "platform_key": platform_key},
-                      self._update(unique[(platform, platform_key)], now), upsert=True)
+            UpdateOne(
+                {"platform": platform, "platform_key": platform_key},
+                self._update(unique[(platform, platform_key)], now),
+                upsert=True,
+            )
             for platform, platform_key in keys
         ]
         ids: dict[IdentityKey, ObjectId] = {}
@@ -310,7 +338,9 @@ class AccountRepository(_IdentityRepository[Account]):
         merge = _Merge(probe.observed_at, utc_now())
         merge.moderation(True)
         del merge.fields["created_at"]
-        result = self._col.update_one({"platform": str(platform), "platform_key": platform_key}, [{"$set": merge.fields}])
+        result = self._col.update_one(
+            {"platform": str(platform), "platform_key": platform_key}, [{"$set": merge.fields}]
+        )
         return result.matched_count == 1
 
     def bios_after(self, after_id: ObjectId | None, limit: int) -> list[tuple[ObjectId, str | None, list[str]]]:
@@ -323,8 +353,11 @@ class AccountRepository(_IdentityRepository[Account]):
     def add_wallets(self, wallets: Sequence[tuple[ObjectId, Sequence[str]]]) -> int:
         """Add wallets to rows' `known_wallets` (one bulk write; present ones are not repeated);
         returns the rows changed."""
-        ops = [UpdateOne({"_id": row_id}, {"$addToSet": {"known_wallets": {"$each": list(ws)}}})
-               for row_id, ws in wallets if ws]
+        ops = [
+            UpdateOne({"_id": row_id}, {"$addToSet": {"known_wallets": {"$each": list(ws)}}})
+            for row_id, ws in wallets
+            if ws
+        ]
         return self._col.bulk_write(ops, ordered=False).modified_count if ops else 0
 
     def find_current_holders(self, platform: Platform, handle: str) -> list[Account]:

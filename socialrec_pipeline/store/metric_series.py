@@ -148,7 +148,9 @@ class MetricSeriesRepository:
         """Out of the refresh window (or gone for good): no longer a candidate until linked again."""
         self._col.update_one(self._key(object, object_id), {"$unset": {"refresh_at": ""}})
 
-    def find_last_point_times(self, keys: Iterable[tuple[ObjectKind, ObjectId]]) -> dict[tuple[str, ObjectId], datetime | None]:
+    def find_last_point_times(
+        self, keys: Iterable[tuple[ObjectKind, ObjectId]]
+    ) -> dict[tuple[str, ObjectId], datetime | None]:
         """`last_point_at` of each (object, object_id) that has a series: one `$in` per object kind."""
         by_kind: dict[str, list[ObjectId]] = {}
         for kind, object_id in keys:

@@ -92,7 +92,11 @@ class TokenRepository:
         on_insert = {k: doc[k] for k in _INSERT_ONLY if k in doc}
         on_insert.setdefault("fingerprints", [])
         on_insert["created_at"] = now
-        to_set = {"social_urls": doc["social_urls"], OLDEST_ATTEMPT: oldest_attempts(token.social_urls), "updated_at": now}
+        to_set = {
+            "social_urls": doc["social_urls"],
+            OLDEST_ATTEMPT: oldest_attempts(token.social_urls),
+            "updated_at": now,
+        }
         if "symbol" in doc:
             to_set["symbol"] = doc["symbol"]
         update = {"$setOnInsert": on_insert, "$set": to_set}
@@ -211,10 +215,14 @@ class TokenRepository:
         """One-off migration for markers written before `oldest_attempt` existed: derive it for
         every token holding a URL in a retry partition that lacks it. Returns tokens updated."""
         updated = 0
-        cursor = self._col.find(
-            {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}},
-            {"address": 1, "social_urls": 1, OLDEST_ATTEMPT: 1},
-        ).hint("idx_tokens_social_url_status").batch_size(batch)
+        cursor = (
+            self._col.find(
+                {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}},
+                {"address": 1, "social_urls": 1, OLDEST_ATTEMPT: 1},
+            )
+            .hint("idx_tokens_social_url_status")
+            .batch_size(batch)
+        )
         seen: set = set()
         for doc in cursor:
             if doc["_id"] in seen or OLDEST_ATTEMPT in doc:
@@ -222,7 +230,8 @@ class TokenRepository:
             seen.add(doc["_id"])
             records = [SocialUrlRecord.model_validate(r) for r in doc.get("social_urls", [])]
             self._col.update_one(
-                {"address": doc["address"]}, {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}},
+                {"address": doc["address"]},
+                {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}},
                 hint="uniq_tokens_address",
             )
             updated += 1
@@ -262,4 +271,3 @@ class TokenRepository:
 
 def _due(record: SocialUrlRecord, statuses: set[FetchStatus], before: datetime | None) -> bool:
     return record.status in statuses and (before is None or record.attempted_at < before)
-

@@ -171,7 +171,11 @@ class RecordInbox:
             ops.append(
                 UpdateOne(
                     {"token_address": address, "state": {"$in": list(RESTING_STATES)}},
-                    {"$set": {"state": PENDING, "relaunch": False}, "$inc": {"generation": 1}, "$unset": {"check_at": ""}},
+                    {
+                        "$set": {"state": PENDING, "relaunch": False},
+                        "$inc": {"generation": 1},
+                        "$unset": {"check_at": ""},
+                    },
                     hint=_BY_ADDRESS,
                 )
             )

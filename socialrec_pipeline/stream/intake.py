@@ -382,7 +382,11 @@ def plan_launches(
             transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}, "$unset": {"check_at": ""}}))
             plan.launches.append(_launch(entry, entry.generation + 1))
             plan.relaunched += 1
-        elif entry.state == IDLE and entry.last_event_at is not None and now - entry.last_event_at > limits.idle_retention:
+        elif (
+            entry.state == IDLE
+            and entry.last_event_at is not None
+            and now - entry.last_event_at > limits.idle_retention
+        ):
             expired.append(entry.token_address)
         else:  # idle or stuck, no marker yet: look again later
             transitions.append((entry, {"$set": {"check_at": now + limits.sweep_interval}}))

@@ -387,10 +387,17 @@ def test_link_subtype_must_belong_to_the_linked_object_kind(kind, subtype):
 
 
 def test_link_subtype_copied_from_its_target_is_accepted():
-    for kind, subtype in [(ObjectKind.ACCOUNTS, None), (ObjectKind.VENUES, "community"), (ObjectKind.CONTENTS, "tweet")]:
+    cases = [(ObjectKind.ACCOUNTS, None), (ObjectKind.VENUES, "community"), (ObjectKind.CONTENTS, "tweet")]
+    for kind, subtype in cases:
         made = TokenLink.of(
-            token_address="So1", object=kind, object_id=ObjectId(), source_url="u",
-            platform=Platform.X, subtype=subtype, linked_at=T0, observed_at=T0,
+            token_address="So1",
+            object=kind,
+            object_id=ObjectId(),
+            source_url="u",
+            platform=Platform.X,
+            subtype=subtype,
+            linked_at=T0,
+            observed_at=T0,
         )
         assert made.subtype == subtype
 
@@ -433,16 +440,23 @@ def test_no_nulls_are_stored_in_embedded_values_either():
     content = tweet(text=ContentText(primary="gm"), author=author, data={"lang": None})
     account = Account.of(platform=Platform.GITHUB, platform_key="dev", observed_at=T0, handle="dev")
     venue = Venue.of(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key="solana", observed_at=T0)
-    junk = SocialUrlRecord(url="N/A", raw_url="N/A", source_field="discord",
-                           status=FetchStatus.UNSUPPORTED, attempted_at=T0)
+    junk = SocialUrlRecord(
+        url="N/A", raw_url="N/A", source_field="discord", status=FetchStatus.UNSUPPORTED, attempted_at=T0
+    )
     token = Token.of(address="Mint111", discovered_at=T0, social_urls=[junk])
     for model in (content, account, venue, token, junk):
         assert list(_nulls(model.to_document())) == [], type(model).__name__
     doc = content.to_document()
     assert doc["text"] == {"primary": "gm"} and doc["author"] == {"account_id": author.account_id, "handle": "kol"}
     assert doc["data"] == {"lang": None}  # provider values in `data` are stored as the provider gave them
-    assert junk.to_document() == {"url": "N/A", "raw_url": "N/A", "source_field": "discord",
-                                  "status": "unsupported", "attempted_at": T0, "attempts": 0}
+    assert junk.to_document() == {
+        "url": "N/A",
+        "raw_url": "N/A",
+        "source_field": "discord",
+        "status": "unsupported",
+        "attempted_at": T0,
+        "attempts": 0,
+    }
     # and every one of them reads back into the same model
     assert Account.from_document(account.to_document()) == account
     assert Token.from_document(token.to_document()) == token

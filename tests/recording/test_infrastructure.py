@@ -130,7 +130,9 @@ def test_settings_fail_closed():
         RecordingSettings.from_env({"SOCIALREC_ENABLE_PAID": "maybe"})
     with pytest.raises(ValueError):
         RecordingSettings.from_env({"SOCIALREC_AF_THRESHOLD": "five"})
-    assert RecordingSettings.from_env({"SOCIALREC_ENABLE_PAID": "", "SOCIALREC_MAX_ATTEMPTS": "7"}) == RecordingSettings(max_attempts=7)
+    assert RecordingSettings.from_env(
+        {"SOCIALREC_ENABLE_PAID": "", "SOCIALREC_MAX_ATTEMPTS": "7"}
+    ) == RecordingSettings(max_attempts=7)
     with pytest.raises(pydantic.ValidationError, match="frozen"):
         s.enable_paid = True  # type: ignore[misc]
 
@@ -183,7 +185,9 @@ def test_iter_tokens_follows_the_cursor_within_the_window(upstream):
     inside = [make_address(10 + i) for i in range(5)]
     for i, address in enumerate(inside):
         fixture.put(upstream_token(address, last_transfer=(start + timedelta(minutes=i)).isoformat()))
-    fixture.put(upstream_token(make_address(99), last_transfer=(start + timedelta(hours=1)).isoformat()))  # `to` is exclusive
+    fixture.put(
+        upstream_token(make_address(99), last_transfer=(start + timedelta(hours=1)).isoformat())
+    )  # `to` is exclusive
     with SolTrackerClient(server.url, "s3cr3t-key") as client:
         got = [t.address for t in client.iter_tokens(start, start + timedelta(hours=1), ["g-main"], limit=2)]
         assert sorted(got) == sorted(inside) and client.calls == 3

@@ -53,7 +53,11 @@ def test_subprocess_arguments() -> None:
     out = _cli(["https://twitter.com/KolGuy/status/123?s=20", "https://github.com/Foo/Bar.git", "not a url"])
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.decode().splitlines()]
-    assert [(r["source_type"], r["source_key"]) for r in rows] == [("x_tweet", "123"), ("github_repo", "foo/bar"), (None, None)]
+    assert [(r["source_type"], r["source_key"]) for r in rows] == [
+        ("x_tweet", "123"),
+        ("github_repo", "foo/bar"),
+        (None, None),
+    ]
     assert rows[0]["canonical_url"] == "https://x.com/kolguy/status/123"
 
 

@@ -160,5 +160,6 @@ def test_the_retry_queue_field_follows_every_write_of_the_urls(store):
     assert marker.address not in [t.address for t, _ in due]  # not in the queue until backfilled
     assert store.tokens.backfill_oldest_attempt() >= 1
     assert stored() == {"error": h(-1)}
-    ((found, urls),) = [(t, u) for t, u in store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000) if t.address == marker.address]
+    due = store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000)
+    ((found, urls),) = [(t, u) for t, u in due if t.address == marker.address]
     assert [u.url for u in urls] == [b, c]

@@ -127,7 +127,13 @@ def test_an_entry_whose_token_has_an_active_run_is_not_relaunched_by_the_backoff
 
 def test_idle_entries_from_before_check_at_are_swept_too(fresh_db):
     fresh_db["record_inbox"].insert_one(
-        {"token_address": A, "state": IDLE, "generation": 2, "relaunch": False, "last_event_at": NOW - timedelta(days=30)}
+        {
+            "token_address": A,
+            "state": IDLE,
+            "generation": 2,
+            "relaunch": False,
+            "last_event_at": NOW - timedelta(days=30),
+        }
     )
     inbox = RecordInbox(fresh_db)
     inbox.ensure_indexes()  # on start-up
