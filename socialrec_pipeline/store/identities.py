@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from bson import ObjectId
 from pymongo import UpdateOne
@@ -38,16 +38,18 @@ from socialrec_pipeline.domain.models import Account, Venue, utc_now
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT, SOURCE_REF
 from socialrec_pipeline.domain.wallets import normalize_wallet, wallets_in_text
 from socialrec_pipeline.store.collections import ACCOUNTS, VENUES, collection
-from socialrec_pipeline.store.rows import Row, RowRepository
+from socialrec_pipeline.store.rows import RowRepository
 
 _DUPLICATE_KEY = 11000
 _KEY_FIELDS = ["platform", "platform_key"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 IdentityKey = tuple[str, str]
+#: The rows resolved by (platform, platform_key): accounts and venues.
+IdentityRow = TypeVar("IdentityRow", Account, Venue)
 
 
-def _lost_race(error: dict) -> bool:
+def _lost_race(error: dict[str, Any]) -> bool:
     """A duplicate on the identity index (not, say, a reused `_id`, which is a caller's bug)."""
     pattern = error.get("keyPattern")
     return error.get("code") == _DUPLICATE_KEY and (pattern is None or list(pattern) == _KEY_FIELDS)
@@ -60,16 +62,16 @@ def _key(row: Account | Venue) -> IdentityKey:
 # --------------------------------------------------------------------------- merge expressions
 
 
-def _lit(value: Any) -> dict:
+def _lit(value: Any) -> dict[str, Any]:
     # Always literal: a provider string starting with `$` must never be read as a field path.
     return {"$literal": value}
 
 
-def _absent(path: str) -> dict:
+def _absent(path: str) -> dict[str, Any]:
     return {"$eq": [{"$ifNull": [path, None]}, None]}
 
 
-def _fill(path: str, value: Any) -> dict:
+def _fill(path: str, value: Any) -> dict[str, Any]:
     return {"$ifNull": [path, _lit(value)]}
 
 
@@ -163,7 +165,7 @@ class _Merge:
             ]
         }
 
-    def pipeline(self, row_id: ObjectId, defaults: dict[str, Any]) -> list[dict]:
+    def pipeline(self, row_id: ObjectId, defaults: dict[str, Any]) -> list[dict[str, Any]]:
         # `_id` is issued client-side like every row's; on an existing row it evaluates to the
         # stored value, which leaves the immutable field unchanged.
         first = {"_id": {"$ifNull": ["$_id", row_id]}}
@@ -171,7 +173,7 @@ class _Merge:
         return [{"$set": first}, {"$set": self.fields}]
 
 
-_ACCOUNT_DEFAULTS = {
+_ACCOUNT_DEFAULTS: dict[str, Any] = {
     "handles": [],
     "links": [],
     "declared_handles": [],
@@ -180,7 +182,7 @@ _ACCOUNT_DEFAULTS = {
     "moderation": {},
     "data": {},
 }
-_VENUE_DEFAULTS = {"metrics": {}, "data": {}}
+_VENUE_DEFAULTS: dict[str, Any] = {"metrics": {}, "data": {}}
 
 
 def account_wallets(account: Account) -> list[str]:
@@ -188,7 +190,7 @@ def account_wallets(account: Account) -> list[str]:
     return list(dict.fromkeys([*(normalize_wallet(w) for w in account.known_wallets), *wallets_in_text(account.bio)]))
 
 
-def account_update(account: Account, now: datetime) -> list[dict]:
+def account_update(account: Account, now: datetime) -> list[dict[str, Any]]:
     doc = account.to_document()
     merge = _Merge(account.observed_at, now)
     merge.fill("account_created_at", account.account_created_at)
@@ -204,7 +206,7 @@ def account_update(account: Account, now: datetime) -> list[dict]:
     return merge.pipeline(account.id, _ACCOUNT_DEFAULTS)
 
 
-def venue_update(venue: Venue, now: datetime) -> list[dict]:
+def venue_update(venue: Venue, now: datetime) -> list[dict[str, Any]]:
     doc = venue.to_document()
     merge = _Merge(venue.observed_at, now)
     merge.fill("venue_created_at", venue.venue_created_at)
@@ -216,7 +218,7 @@ def venue_update(venue: Venue, now: datetime) -> list[dict]:
     return merge.pipeline(venue.id, _VENUE_DEFAULTS)
 
 
-def _fold(first: Row, later: Row) -> Row:
+def _fold(first: IdentityRow, later: IdentityRow) -> IdentityRow:
     """One observation out of two of the same key in one batch: `first` wins, `later` fills the
     fields `first` lacks; full when either is (a thin copy never hides the full profile)."""
     merged = _deep_fill(first.to_document(), later.to_document())
@@ -227,7 +229,7 @@ def _fold(first: Row, later: Row) -> Row:
     return type(first).from_document(merged)
 
 
-def _deep_fill(primary: dict, secondary: dict) -> dict:
+def _deep_fill(primary: dict[str, Any], secondary: dict[str, Any]) -> dict[str, Any]:
     out = dict(primary)
     for key, value in secondary.items():
         if key not in out or out[key] in (None, [], {}):
@@ -237,18 +239,18 @@ def _deep_fill(primary: dict, secondary: dict) -> dict:
     return out
 
 
-class _IdentityRepository(RowRepository[Row]):
-    def _update(self, row: Row, now: datetime) -> list[dict]:
+class _IdentityRepository(RowRepository[IdentityRow]):
+    def _update(self, row: IdentityRow, now: datetime) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def upsert_many(self, rows: Sequence[Row]) -> dict[IdentityKey, ObjectId]:
+    def upsert_many(self, rows: Sequence[IdentityRow]) -> dict[IdentityKey, ObjectId]:
         """Complete and refresh the rows of these keys (inserting new keys); return every `_id`.
 
         One bulk write (plus a resend of the rows that lost an insert race) and at most one read
         for the keys that already existed. The same key twice in `rows` is folded into one
         observation first (see `_fold`).
         """
-        unique: dict[IdentityKey, Row] = {}
+        unique: dict[IdentityKey, IdentityRow] = {}
         for row in rows:
             k = _key(row)
             unique[k] = _fold(unique[k], row) if k in unique else row
@@ -269,7 +271,7 @@ class _IdentityRepository(RowRepository[Row]):
         for attempt in (1, 2):
             try:
                 result = self._col.bulk_write([ops[i] for i in pending], ordered=False)
-                upserted = result.upserted_ids
+                upserted = result.upserted_ids or {}  # None only for unacknowledged writes
                 failed: list[int] = []
             except BulkWriteError as exc:
                 # Lost a race for some keys: another writer inserted them between our miss and insert.
@@ -288,18 +290,18 @@ class _IdentityRepository(RowRepository[Row]):
             ids.update(self._ids_of(missing))
         return ids
 
-    def upsert(self, row: Row) -> ObjectId:
+    def upsert(self, row: IdentityRow) -> ObjectId:
         return self.upsert_many([row])[_key(row)]
 
-    def find_by_platform_key(self, platform: Platform, platform_key: str) -> Row | None:
+    def find_by_platform_key(self, platform: Platform, platform_key: str) -> IdentityRow | None:
         return self._one({"platform": str(platform), "platform_key": platform_key})
 
-    def find_by_platform_keys(self, keys: Iterable[IdentityKey]) -> list[Row]:
+    def find_by_platform_keys(self, keys: Iterable[IdentityKey]) -> list[IdentityRow]:
         """Rows of these keys (one `$in` per platform)."""
         by_platform: dict[str, list[str]] = {}
         for platform, platform_key in keys:
             by_platform.setdefault(str(platform), []).append(platform_key)
-        found: list[Row] = []
+        found: list[IdentityRow] = []
         for platform, platform_keys in by_platform.items():
             found += self._many({"platform": platform, "platform_key": {"$in": platform_keys}})
         return found
@@ -325,10 +327,10 @@ class _IdentityRepository(RowRepository[Row]):
 class AccountRepository(_IdentityRepository[Account]):
     _model = Account
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         super().__init__(collection(db, ACCOUNTS))
 
-    def _update(self, row: Account, now: datetime) -> list[dict]:
+    def _update(self, row: Account, now: datetime) -> list[dict[str, Any]]:
         return account_update(row, now)
 
     def mark_unavailable(self, platform: Platform, platform_key: str, at: datetime) -> bool:
@@ -378,10 +380,10 @@ class AccountRepository(_IdentityRepository[Account]):
 class VenueRepository(_IdentityRepository[Venue]):
     _model = Venue
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         super().__init__(collection(db, VENUES))
 
-    def _update(self, row: Venue, now: datetime) -> list[dict]:
+    def _update(self, row: Venue, now: datetime) -> list[dict[str, Any]]:
         return venue_update(row, now)
 
     def find_by_creator(self, creator_id: ObjectId) -> list[Venue]:

@@ -11,9 +11,11 @@ whose URLs were just attempted moves to the back: nothing starves. It is derived
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
+from bson import ObjectId
 from pymongo import DESCENDING, UpdateOne
 from pymongo.database import Database
 
@@ -48,14 +50,14 @@ def oldest_attempts(records: Iterable[SocialUrlRecord]) -> dict[str, datetime]:
     return oldest
 
 
-def _token(doc: dict) -> Token:
+def _token(doc: dict[str, Any]) -> Token:
     doc = dict(doc)
     doc.pop(OLDEST_ATTEMPT, None)
     return Token.from_document(doc)
 
 
 class TokenRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKENS)
 
     def exists(self, address: str) -> bool:
@@ -123,12 +125,12 @@ class TokenRepository:
         return self._col.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
-    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict:
+    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:
         """The retry selection's query: a pure `$in` on idx_tokens_social_url_status."""
         return {"social_urls.status": {"$in": [str(s) for s in dict.fromkeys(statuses)]}}
 
     @staticmethod
-    def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict:
+    def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict[str, Any]:
         """One retry partition's due tokens: a range on `idx_tokens_oldest_<status>`."""
         field = f"{OLDEST_ATTEMPT}.{FetchStatus(status).value}"
         return {field: {"$lt": attempted_before or _FAR_FUTURE}}
@@ -150,7 +152,7 @@ class TokenRepository:
             return []
         wanted = {FetchStatus(s) for s in statuses}
         cursors = []
-        heap: list[tuple[datetime, int, dict]] = []
+        heap: list[tuple[datetime, int, dict[str, Any]]] = []
         for i, status in enumerate(sorted(wanted)):
             field = f"{OLDEST_ATTEMPT}.{status.value}"
             # Every token in the range holds at least one due URL of this status, so `limit`
@@ -198,12 +200,14 @@ class TokenRepository:
         return [token for token, _ in self.find_due_urls(statuses, attempted_before, limit)]
 
     @staticmethod
-    def _push_next(heap: list, cursor, status: FetchStatus, i: int) -> None:
+    def _push_next(
+        heap: list[tuple[datetime, int, dict[str, Any]]], cursor: Iterator[dict[str, Any]], status: FetchStatus, i: int
+    ) -> None:
         doc = next(cursor, None)
         if doc is not None:
             heapq.heappush(heap, (doc[OLDEST_ATTEMPT][status.value], i, doc))
 
-    def _heal_oldest_attempt(self, doc: dict, token: Token) -> None:
+    def _heal_oldest_attempt(self, doc: dict[str, Any], token: Token) -> None:
         """A derived field left stale (a crash between two writes) is rewritten when met."""
         expected = oldest_attempts(token.social_urls)
         if doc.get(OLDEST_ATTEMPT) != expected:
@@ -223,7 +227,7 @@ class TokenRepository:
             .hint("idx_tokens_social_url_status")
             .batch_size(batch)
         )
-        seen: set = set()
+        seen: set[ObjectId] = set()
         for doc in cursor:
             if doc["_id"] in seen or OLDEST_ATTEMPT in doc:
                 continue

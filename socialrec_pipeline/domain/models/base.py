@@ -91,13 +91,18 @@ def _bson_ready(value: Any) -> Any:
     return value
 
 
+def _bson_document(fields: dict[str, Any]) -> dict[str, Any]:
+    """A model dump made BSON-ready, key by key."""
+    return {k: _bson_ready(v) for k, v in fields.items()}
+
+
 class _Value(BaseModel):
     """An embedded value (array element or sub-document)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     def to_document(self) -> dict[str, Any]:
-        return _bson_ready(self.model_dump(exclude_none=True))
+        return _bson_document(self.model_dump(exclude_none=True))
 
 
 class _Row(BaseModel):
@@ -118,7 +123,7 @@ class _Row(BaseModel):
 
     def to_document(self) -> dict[str, Any]:
         # exclude_none drops model fields only; None values inside dict fields (`data`) stay.
-        return _bson_ready(self.model_dump(by_alias=True, exclude_none=True))
+        return _bson_document(self.model_dump(by_alias=True, exclude_none=True))
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> Self:
