@@ -42,8 +42,8 @@ def _external_urls(value: Any) -> list[str]:
     """(unverified) entries are plain strings or objects `{url, title, ...}`: accept both."""
     urls: list[str] = []
     for entry in value if isinstance(value, list) else []:
-        url = entry.get("url") if isinstance(entry, dict) else entry
-        if first_str(url):
+        url = first_str(entry.get("url") if isinstance(entry, dict) else entry)
+        if url is not None:
             urls.append(url.strip())
     return urls
 

@@ -121,9 +121,9 @@ class RedditClient:
             # Never echo the body: a misconfigured proxy could reflect the credentials.
             raise TransientProviderError(f"Reddit token endpoint answered HTTP {response.status_code}")
         body = json_body(response)
-        token = body.get("access_token") if isinstance(body, dict) else None
+        token = first_str(body.get("access_token")) if isinstance(body, dict) else None
         lifetime = as_int(body.get("expires_in")) if isinstance(body, dict) else None
-        if not first_str(token):
+        if token is None:
             raise TransientProviderError("Reddit token endpoint answered without access_token")
         return token, float(lifetime if lifetime and lifetime > 0 else 3600)
 
@@ -267,7 +267,9 @@ def user_account(about: Any) -> AccountDraft:
     name = first_str(user.get("name"))
     if name is None:
         raise TransientProviderError("Reddit user without a name")
-    profile = user.get("subreddit") if isinstance(user.get("subreddit"), dict) else {}
+    profile = user.get("subreddit")
+    if not isinstance(profile, dict):
+        profile = {}
     return AccountDraft(
         platform=Platform.REDDIT,
         platform_key=name,

@@ -74,7 +74,7 @@ def author_account(meta: Any) -> AccountDraft | None:
         handle=first_str(meta.get("name")),
         display_name=first_str(meta.get("nickName")),
         bio=first_str(meta.get("signature")),
-        links=outbound_links([bio_link] if first_str(bio_link) else [], _profile_url(meta.get("name"))),
+        links=outbound_links([link] if (link := first_str(bio_link)) else [], _profile_url(meta.get("name"))),
         followers=counted_metrics(meta, ("fans",)).get("fans"),
         metrics=counted_metrics(meta, ACCOUNT_METRICS),
         data=data,
@@ -102,7 +102,9 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         subtype = ContentSubtype.PHOTO if slideshow else ContentSubtype.VIDEO
     else:
         subtype = ContentSubtype.PHOTO if routed.source_type is SourceType.TIKTOK_PHOTO else ContentSubtype.VIDEO
-    hashtags = item.get("hashtags") if isinstance(item.get("hashtags"), list) else []
+    hashtags = item.get("hashtags")
+    if not isinstance(hashtags, list):
+        hashtags = []
     tags = [h["name"] for h in hashtags if isinstance(h, dict) and first_str(h.get("name"))]
     mentions, mention_handles = _mentions(item.get("mentions"))
     data: dict[str, Any] = {}
