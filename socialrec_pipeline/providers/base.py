@@ -46,6 +46,20 @@ class Generator(Protocol):
         ...
 
 
+@runtime_checkable
+class TargetResolver(Generator, Protocol):
+    """A generator for short links: the target is resolved first, then gated and generated on its
+    own (`TokenRecorder.fetch` decides paid-ness, the pool slot and the credit guard by it)."""
+
+    def resolve_target(self, routed: RoutedUrl) -> RoutedUrl: ...
+
+    def target_supported(self) -> list[SourceType]: ...
+
+    def generate_target(
+        self, target: RoutedUrl, options: GenerateOptions, observed_at: datetime
+    ) -> SocialObjectGraph: ...
+
+
 def lookup_key(routed: RoutedUrl, *, strip: str = "", lstrip: str = "") -> str:
     """The route's key without blanks, `strip` characters at both ends and `lstrip` ones in front;
     an empty key names nothing, so it is `not_found` before any request is made."""

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, cast
 
 import redis
 
@@ -87,7 +87,8 @@ class TokenLocks:
         return bool(self._release(keys=[self.key(address)], args=[owner]))
 
     def owner_of(self, address: str) -> str | None:
-        value = self.redis.get(self.key(address))
+        # redis-py types its sync and async clients alike; a sync client answers the value itself.
+        value = cast(bytes | str | None, self.redis.get(self.key(address)))
         return value.decode() if isinstance(value, bytes) else value
 
     @contextlib.contextmanager
@@ -207,7 +208,8 @@ class UnknownTokenCache:
         self.redis.delete(self.streak_key)
 
     def unknown_streak(self) -> int:
-        return int(self.redis.get(self.streak_key) or 0)
+        # redis-py types its sync and async clients alike; a sync client answers the value itself.
+        return int(cast(bytes | str | None, self.redis.get(self.streak_key)) or 0)
 
     def forget(self, address: str) -> None:
         self.redis.delete(f"{self.prefix}{address}")
@@ -281,7 +283,9 @@ class PaidCreditGuard:
 
     def state(self) -> CreditGuardState | None:
         with self.redis.pipeline() as pipe:
-            value, pttl = pipe.get(self.key).pttl(self.key).execute()
+            pipe.get(self.key)
+            pipe.pttl(self.key)
+            value, pttl = pipe.execute()
         if value is None:
             return None
         try:

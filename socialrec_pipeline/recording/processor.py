@@ -26,9 +26,9 @@ from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.graph import SocialObjectGraph
-from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
-from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
+from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
@@ -38,13 +38,16 @@ from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.apex import domain_fingerprint
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+from socialrec_pipeline.store.store import Store
 
 if TYPE_CHECKING:
-    from socialrec_pipeline.routing.gate import GateDecision
+    from socialrec_pipeline.routing.gate import GateDecision, GateSettings, Supported
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+#: The routing gate's signature (`routing.gate.gate`): may this URL be fetched now?
+GateFn = Callable[["RoutedUrl", "GateSettings", "Supported"], "GateDecision"]
 
 
 class RecordOutcome(StrEnum):
@@ -143,7 +146,7 @@ class UrlResult:
             source_type=str(routed.source_type) if routed else None,
             source_key=routed.source_key if routed else None,
             platform=routed.platform if routed else None,
-            subtype=routed.subtype if routed else None,
+            subtype=subtype_of(routed.subtype) if routed else None,
             status=self.status,
             attempted_at=self.attempted_at,
             attempts=(1 if self.counts_as_attempt else 0) if attempts is None else attempts,
@@ -197,7 +200,7 @@ def _default_route(text: str) -> RoutedUrl | None:
     return route(text)
 
 
-def _default_gate(routed: RoutedUrl, settings, supported):
+def _default_gate(routed: RoutedUrl, settings: GateSettings, supported: Supported) -> GateDecision:
     from socialrec_pipeline.routing.gate import gate
 
     return gate(routed, settings, supported)
@@ -220,7 +223,7 @@ class TokenRecorder:
 
     def __init__(
         self,
-        store,
+        store: Store,
         upstream: UpstreamTokens,
         locks: TokenLocks,
         unknown_tokens: UnknownTokenCache,
@@ -229,7 +232,7 @@ class TokenRecorder:
         clock: Clock | None = None,
         *,
         route_fn: Callable[[str], RoutedUrl | None] | None = None,
-        gate_fn: Callable | None = None,
+        gate_fn: GateFn | None = None,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
         provider_stops: ProviderStops | None = None,
@@ -243,8 +246,8 @@ class TokenRecorder:
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
         self.writer = GraphWriter(store, self.clock)
         self.route = route_fn or _default_route
-        self._gate = gate_fn or _default_gate
-        self._gate_settings = None
+        self._gate: GateFn = gate_fn or _default_gate
+        self._gate_settings: GateSettings | None = None
         #: Shared by every URL this recorder handles; in the code location a Redis flag shared by
         #: every step, run and job of the deployment (`PaidCreditGuard`).
         self.credit_guard: CreditGuard = credit_guard or InMemoryCreditGuard()
@@ -412,7 +415,9 @@ class TokenRecorder:
         result.duration_s = time.perf_counter() - started
         return result
 
-    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops) -> UrlResult:
+    def _record_one_url(
+        self, prepared: PreparedToken, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops
+    ) -> UrlResult:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
@@ -420,8 +425,9 @@ class TokenRecorder:
                 planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route"
             )
         decision = self.gate(routed)
-        if not decision.allowed:
-            return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
+        if not decision.allowed:  # a refusal names its status (skipped_paid or unsupported)
+            status = decision.status or FetchStatus.UNSUPPORTED
+            return UrlResult(planned, status, attempted_at=attempted_at, error=decision.reason)
         if self.is_paid(routed) and guard.is_exhausted():
             return UrlResult(
                 planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state())
@@ -478,7 +484,7 @@ class TokenRecorder:
     def fetch(
         self,
         routed: RoutedUrl,
-        generator,
+        generator: Generator,
         observed_at: datetime,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
@@ -502,10 +508,9 @@ class TokenRecorder:
         stops = provider_stops or self.provider_stops
         options = self.generate_options()
         target, resolved = routed, False
-        resolve_target = getattr(generator, "resolve_target", None)
-        if resolve_target is not None:
+        if isinstance(generator, TargetResolver):
             try:
-                target = resolve_target(routed)
+                target = generator.resolve_target(routed)
             except Exception as exc:  # resolution failed: the short link's own status
                 external = bool(getattr(exc, "external_call_made", True))
                 return Fetched(
@@ -516,7 +521,7 @@ class TokenRecorder:
             if not decision.allowed:  # a gate refusal is never an attempt
                 return Fetched(
                     target,
-                    status=FetchStatus(decision.status),
+                    status=decision.status or FetchStatus.UNSUPPORTED,
                     error=f"resolves to {target.canonical_url}: {decision.reason}",
                 )
         stopped = stops.stopped(target.platform)
@@ -530,7 +535,7 @@ class TokenRecorder:
                 error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
             )
         paid = self.is_paid(target)
-        call = generator.generate_target if resolved else generator.generate
+        call = generator.generate_target if resolved and isinstance(generator, TargetResolver) else generator.generate
         makes_calls = resolved or generator.makes_external_calls
         if paid and guard.is_exhausted():
             return Fetched(
@@ -640,7 +645,7 @@ class TokenRecorder:
         return self._gate(routed, self.gate_settings, self.registry.supported)
 
     @property
-    def gate_settings(self):
+    def gate_settings(self) -> GateSettings:
         if self._gate_settings is None:
             self._gate_settings = self.settings.gate_settings()
         return self._gate_settings

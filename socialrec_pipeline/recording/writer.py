@@ -61,8 +61,9 @@ class GraphPlan:
     path: dict[str, list[str]]
 
 
-def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
-    """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach."""
+def validate_graph(graph: SocialObjectGraph | None, entry_url: str) -> GraphPlan:
+    """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach
+    (no graph at all is one)."""
 
     def fail(reason: str) -> GraphContractError:
         return GraphContractError(entry_url, reason)
@@ -208,7 +209,7 @@ class GraphWriter:
 
     def write(
         self,
-        graph: SocialObjectGraph,
+        graph: SocialObjectGraph | None,
         *,
         entry_url: str,
         token_address: str,
@@ -217,7 +218,7 @@ class GraphWriter:
     ) -> WriteResult:
         plan = validate_graph(graph, entry_url)  # raises before any write
         observed = observed_at or self.clock()
-        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
         ids = {g.ref: GroupIds() for g in plan.order}
 
         # 1. accounts (atomic upsert on the unique key), then venues that point at them.
@@ -257,11 +258,13 @@ class GraphWriter:
         result.ids = ids
         return result
 
-    def refresh_identities(self, graph: SocialObjectGraph, entry_url: str, observed_at: datetime) -> WriteResult:
+    def refresh_identities(
+        self, graph: SocialObjectGraph | None, entry_url: str, observed_at: datetime
+    ) -> WriteResult:
         """Complete and refresh the accounts and venues of a re-observed graph (SPEC §5), without
         contents, metrics or links: the metric refresh's share of "every observation"."""
         plan = validate_graph(graph, entry_url)
-        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
         ids = {g.ref: GroupIds() for g in plan.order}
         self._write_identities(plan, ids, observed_at, result)
         result.ids = ids

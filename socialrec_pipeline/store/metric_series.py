@@ -16,7 +16,7 @@ so only they are candidates:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -106,7 +106,7 @@ class MetricSeriesRepository:
 
     def iter_refresh_due(
         self, platforms: Iterable[Platform], due_before: datetime, batch: int = 100
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Generator[dict[str, Any], None, None]:
         """Queue entries (`object`, `object_id`, `platform`, `refresh_at`, `last_point_at`,
         `linked_at`, `created_at`) waiting since `due_before` or longer, longest-waiting first across
         `platforms`: one index range scan per platform, merged. Consume lazily; close by exhausting

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pika
 
@@ -142,7 +143,7 @@ class TokenFlowDrain:
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
         unacked = 0
-        self._dlq_channel = None
+        self._dlq_channel: Any = None  # a pika channel once opened (pika ships no type information)
         depth_at_start = self._ready_count(channel)
         idle_checks = 0
         for method, _props, body in channel.consume(

@@ -20,6 +20,7 @@ from socialrec_pipeline.domain.models.base import (
     Oid,
     Subtype,
     UtcDatetime,
+    subtype_of,
     utc_now,
 )
 from socialrec_pipeline.domain.models.contents import AuthorSnapshot, Content, LinkStats, SourceUrlEntry
@@ -54,6 +55,7 @@ __all__ = [
     "SocialUrlRecord",
     "SourceUrlEntry",
     "Subtype",
+    "subtype_of",
     "Token",
     "TokenLink",
     "UtcDatetime",

@@ -61,6 +61,16 @@ Oid = Annotated[ObjectId, PlainValidator(_require_object_id)]
 UtcDatetime = Annotated[datetime, AfterValidator(_require_utc)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 Subtype = ContentSubtype | VenueSubtype
+
+
+def subtype_of(value: str | None) -> Subtype | None:
+    """The subtype a routed URL names (contents first, as the `Subtype` union validates)."""
+    if value is None:
+        return None
+    try:
+        return ContentSubtype(value)
+    except ValueError:
+        return VenueSubtype(value)
 #: Per-platform free-form fields (`data`, `web`): any shape, but datetimes are UTC like the rest.
 Mixed = Annotated[dict[str, Any], AfterValidator(_utc_inside)]
 #: Provider metrics by their original key names. Numbers only: a flag or a numeric string is not a
