@@ -24,7 +24,7 @@ class _Draft(BaseModel):
 
 
 class Mention(_Draft):
-    """A value, never an `_id` reference (seed 000 D-6): unobserved accounts get no row."""
+    """A value, never an `_id` reference: unobserved accounts get no row."""
 
     platform_key: str = Field(min_length=1)
     screen_name: str | None = None

@@ -1,7 +1,7 @@
 """GitHub REST v3: repositories, users/organisations, gists (contracts/platform-apis.md § GitHub).
 
 Decisions:
-- Accounts are keyed by `login` (seed 000 §1.4), repositories by `full_name`, gists by `id`, all
+- Accounts are keyed by `login`, repositories by `full_name`, gists by `id`, all
   lower-cased like the router's keys and canonical URLs (GitHub resolves names case-insensitively);
   the spelling GitHub returns stays in `handle` / `data.full_name`, the numeric `id` in `data.id`.
 - A fork's direct `parent` becomes its own group; the fork's group points at it with

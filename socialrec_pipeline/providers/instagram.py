@@ -63,7 +63,7 @@ def post_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         if first_str(item.get(name)):
             data[name] = item[name]
     mentions = _strings(item.get("mentions"))
-    if mentions:  # handles only, no ids: values in data, never Mention objects (seed 000 D-6)
+    if mentions:  # handles only, no ids: values in data, never Mention objects (a mention needs an id)
         data["mentions"] = mentions
     return ContentDraft(
         platform=Platform.INSTAGRAM,

@@ -217,7 +217,7 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     author = first_str(post.get("author"))
     creator = None
     if author and author not in _DELETED_AUTHORS:
-        # Usernames are immutable and never reassigned: the name is the key (seed 000 §1.4).
+        # Usernames are immutable and never reassigned: the name is the key.
         creator = AccountDraft(
             platform=Platform.REDDIT, platform_key=author, handle=author, data={"source_ref": "post"}
         )

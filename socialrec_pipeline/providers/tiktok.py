@@ -110,7 +110,7 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     data: dict[str, Any] = {}
     music = item.get("musicMeta")
     if isinstance(music, dict):
-        # Flat under the actor's own names: seed 000 lists `musicId` directly in contents.data.
+        # Flat under the actor's own names (`data` keeps platform names): `musicId`, `musicName`.
         data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
     # Seconds as the actor gives them: current versions send a float (26.981), kept as a float.

@@ -86,7 +86,7 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     if task_time is not None:
         summary["task_time"] = task_time
     # urlscan's `_id` is the scan's uuid (its result page is /result/{uuid}/). Stored as `uuid`:
-    # in our documents a name ending in `_id` is always an ObjectId we issued (SPEC §4, D-2).
+    # in our documents a name ending in `_id` is always an ObjectId we issued (SPEC §4).
     if isinstance(result.get("_id"), str) and result["_id"]:
         summary["uuid"] = result["_id"]
     return summary

@@ -209,7 +209,7 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
     links = outbound_links(links, f"https://x.com/{handle}" if handle else None)
     data = scalars(user, USER_DATA)
     if source_ref:
-        # Embedded in another answer rather than fetched directly: graded, not queried (seed 000 §1.4).
+        # Embedded in another answer rather than fetched directly: graded, not queried.
         data["source_ref"] = source_ref
     unavailable = user.get("unavailable")
     return AccountDraft(
@@ -265,7 +265,7 @@ def tweet_content(tweet: dict[str, Any]) -> ContentDraft:
     mentions = []
     for item in as_list(entities.get("user_mentions")):
         key = stripped_key(as_dict(item).get("id_str"))
-        if key:  # a mention without an id cannot be keyed (seed 000 D-6)
+        if key:  # a mention without an id cannot be keyed: handles are renamed and reassigned
             mentions.append(Mention(platform_key=key, screen_name=nonempty_str(item.get("screen_name"))))
     return ContentDraft(
         platform=Platform.X,

@@ -207,7 +207,7 @@ def _default_gate(routed: RoutedUrl, settings: GateSettings, supported: Supporte
 
 
 def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
-    """`domain:{apex}` of each of the token's websites (seed 000 §1.9/§1.11): tokens sharing a
+    """`domain:{apex}` of each of the token's websites (SPEC §4): tokens sharing a
     domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
     profile in the website field (`x.com/...`) says nothing about a shared site."""
     found = (

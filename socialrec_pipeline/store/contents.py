@@ -98,7 +98,7 @@ class ContentRepository(RowRepository[Content]):
     def update_metrics_latest(self, content_id: ObjectId, metrics: dict[str, Any], observed_at: datetime) -> bool:
         """Move `metrics_latest` to an observation, unless the row already holds a newer one.
 
-        `observed_at` is the row's watermark (seed 000 §3.4: it never regresses), so the filter
+        `observed_at` is the row's watermark (it never regresses), so the filter
         `observed_at <= observed_at` makes an older, late observation a no-op. `metrics` must be
         whitelisted already (`pick_known_metrics`). Returns True when the row moved.
         """

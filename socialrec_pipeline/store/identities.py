@@ -125,7 +125,7 @@ class _Merge:
         self.fields["moderation.changed_at"] = {"$cond": [flips, _lit(self.at), "$moderation.changed_at"]}
 
     def handle(self, value: str | None) -> None:
-        """`Account.add_handle_observation` as one expression (seed 000 §3.4)."""
+        """`Account.add_handle_observation` as one expression (SPEC §5)."""
         if not value:
             return
         at = _lit(self.at)

@@ -218,7 +218,7 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload)
 
 
 def test_outbound_links_in_the_description_are_the_video_links(fx, gen):
-    """`links[]` holds the outbound links of the body (seed 000 §1.3), and a video's body is its
+    """`links[]` holds the outbound links of the body, and a video's body is its
     description — the place a drainer or a contract link is posted. Each distinct URL once."""
     fx.videos["linky"] = ytfix.video(
         "linky", description="buy: https://pump.fun/coin/ABC (ca)\nhttps://t.me/pumpchat, https://pump.fun/coin/ABC"
