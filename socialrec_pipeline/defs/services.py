@@ -18,6 +18,7 @@ from socialrec_pipeline.defs.resources import (
 )
 from socialrec_pipeline.recording.locks import LockNotHeld, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.processor import TokenRecorder
+from socialrec_pipeline.recording.settings import SettingError
 
 
 def token_recorder(
@@ -89,5 +90,7 @@ def transient_only() -> Iterator[None]:
         yield
     except (dg.Failure, *TRANSIENT_ERRORS):
         raise
+    except SettingError as exc:  # the message names the variable; the chain would only add frames
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     except Exception as exc:
         raise dg.Failure(description=f"{type(exc).__name__}: {exc}", allow_retries=False) from exc

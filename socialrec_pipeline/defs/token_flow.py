@@ -14,6 +14,7 @@ import dagster as dg
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
 from socialrec_pipeline.defs.tags import TOKEN_TAG, run_tags
+from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import Launch, TickLimits, TokenFlowDrain, plan_launches
@@ -108,7 +109,10 @@ def token_flow_sensor(
     rabbitmq: RabbitMQResource,
     recording: RecordingSettingsResource,
 ) -> dg.SensorResult:
-    threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
+    try:
+        threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
+    except SettingError as exc:
+        raise SettingError(str(exc)) from None  # one paragraph naming the variable, no inner frames
     store = mongo.store()
     inbox = RecordInbox(store.db)
     drained = TokenFlowDrain(

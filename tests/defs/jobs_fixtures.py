@@ -89,3 +89,13 @@ def output_metadata(result, step: str) -> dict:
     """The metadata of a step's first output (values are Dagster `MetadataValue`s)."""
     event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
     return event.event_specific_data.metadata
+
+
+def reconcile_job_with(resources: dict, asset=None):
+    """`reconcile_job` resolved with `resources` (an asset job needs its assets and resources to run).
+
+    `asset` replaces the reconcile step, e.g. `reconcile_asset(retry_policy=None)`."""
+    from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_window
+
+    defs = dg.Definitions(assets=[asset or reconcile_window], jobs=[reconcile_job], resources=resources)
+    return defs.resolve_job_def(reconcile_job.name)

@@ -8,7 +8,6 @@ import logging
 import dagster as dg
 
 from socialrec_pipeline.defs.definitions import defs
-from socialrec_pipeline.defs.reconcile import reconcile_job
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job
@@ -16,7 +15,7 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"
@@ -146,9 +145,8 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(fixtures, ins
 
     monkeypatch.setattr(TokenRecorder, "record_upstream_token", flaky)
 
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW, instance=instance, raise_on_error=False,
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
     assert not result.success
@@ -166,10 +164,9 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
     server, soltracker = fixtures
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-30T01:30:00Z"))
 
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW, instance=instance, raise_on_error=False,
         run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
     assert not result.success
@@ -179,9 +176,8 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
 
 def test_a_converged_window_says_so(fixtures, instance, mongo_uri, fresh_db, redis_url):
     server, _ = fixtures
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key="2026-11-30-00:00", instance=instance,
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
     assert result.success
     assert output_metadata(result, "reconcile_window")["stopped_by"].value == "window finished"
@@ -251,18 +247,16 @@ def test_a_tick_that_starts_no_run_says_why(instance, broker, stream_resources):
 
 
 def test_an_upstream_outage_during_reconcile_says_what_to_do(fixtures, instance, mongo_uri, fresh_db, redis_url):
-    from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_window
+    from socialrec_pipeline.defs.reconcile import reconcile_asset
 
-    @dg.job(partitions_def=reconcile_partitions, executor_def=dg.in_process_executor)
-    def reconcile_without_retries():  # the real op, without the 30 s / 60 s retry delays
-        reconcile_window.with_retry_policy(dg.RetryPolicy(max_retries=0))()
-
+    resources = job_resources(fixtures[0].url, mongo_uri, fresh_db.name, redis_url)
+    # the real step, without the 30 s / 60 s retry delays
+    reconcile_without_retries = reconcile_job_with(resources, reconcile_asset(retry_policy=None))
     server, soltracker = fixtures
     soltracker.fail_with(Reply.json({"message": "down"}, status=503), times=1)
     try:
         result = reconcile_without_retries.execute_in_process(
             partition_key=WINDOW, instance=instance, raise_on_error=False,
-            resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         )
     finally:
         with soltracker._lock:
