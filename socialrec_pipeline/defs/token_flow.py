@@ -96,12 +96,14 @@ def skip_reason(tick: dict[str, int]) -> str:
     # is ~0.13 s wall, ~20 ms CPU in this function (bench/sensor.py; docs/decisions.md, Dagster).
     minimum_interval_seconds=2,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Every 5 s: drains token.flow (bounded per tick) into the record inbox and launches one "
-    "record_token_job run per qualifying token without a marker or an active run. Each tick logs (and the "
-    "cursor keeps, with running totals): consumed, invalid (dead-lettered to <queue>.dlq with the reason), "
-    "below_threshold (acked, no run), queued (into the inbox), launched (new runs), rerequested (an earlier "
-    "tick's run key again, no new run), done (already recorded, removed from the inbox), waiting (token has "
-    "an active run).",
+    description="Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "
+    "interval shown as its frequency is only a floor, so no pass is skipped): drains token.flow (bounded per "
+    "tick) into the record inbox and launches one record_token_job run per qualifying token without a marker "
+    "or an active run. A tick that starts no run is Skipped with the reason (queue empty, below threshold, "
+    "dead-lettered, already recorded, waiting for an active run). Each tick logs (and the cursor keeps, with "
+    "running totals): consumed, invalid (dead-lettered to <queue>.dlq with the reason), below_threshold (acked, "
+    "no run), queued (into the inbox), launched (new runs), rerequested (an earlier tick's run key again, no new "
+    "run), done (already recorded, removed from the inbox), waiting (token has an active run).",
 )
 def token_flow_sensor(
     context: dg.SensorEvaluationContext,

@@ -205,3 +205,14 @@ def test_at_most_twenty_ids_are_reported(db):
     db.tokens.insert_many([{**_marker(f"Tok{i}"), "social_urls": [{"url": URL, "status": "bogus"}]} for i in range(30)])
     outcome = _run(db, "marker_statuses_valid")
     assert outcome.violations == 30 and len(outcome.sample_ids) == integrity.SAMPLE == 20
+
+
+def test_many_ids_are_checked_by_scanning_the_targets(db, monkeypatch):
+    monkeypatch.setattr(integrity, "LOOKUP_CHUNK", 1)  # every lookup takes the scan path
+    content_id, _ = _clean_graph(db)
+    db.tokens.insert_one(_marker("TokB"))
+    orphan = _link("TokB", ObjectId())
+    db.token_links.insert_many([_link("TokB", content_id), orphan, _link("TokLost", content_id)])
+    outcome = _run(db, "links_point_at_rows")
+    assert outcome.sample_ids == [str(orphan["_id"])]
+    assert _run(db, "linked_tokens_have_markers", now=NOW).sample_ids == ["TokLost"]
