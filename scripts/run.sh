@@ -69,9 +69,10 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 if [ -z "${MONGODB_URI:-}" ]; then
   port="${SOCIALREC_LOCAL_MONGO_PORT:-27018}"
   if ! port_open "$port"; then
-    echo "==> MONGODB_URI is unset: starting a local SecantusDB server on 127.0.0.1:$port (data: .local/mongo)"
-    mkdir -p "$LOCAL/mongo"
-    start .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$LOCAL/mongo" \
+    mongo_dir="${SOCIALREC_LOCAL_MONGO_DIR:-$LOCAL/mongo}"
+    echo "==> MONGODB_URI is unset: starting a local SecantusDB server on 127.0.0.1:$port (data: $mongo_dir)"
+    mkdir -p "$mongo_dir"
+    start .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$mongo_dir" \
       --log-level WARNING >"$LOCAL/logs/mongo.log" 2>&1
     for _ in $(seq 1 50); do port_open "$port" && break; sleep 0.2; done
   fi
@@ -110,5 +111,8 @@ echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DA
 # From DAGSTER_HOME, so dagster dev does not warn that the project's dagster.yaml "will not be used"
 # (it is the template copied into DAGSTER_HOME above, which is the one used).
 cd "$DAGSTER_HOME"
+# `dagster dev` still works and is what this Dagster version documents for local use; its
+# "superseded by dg dev" notice is silenced here (dg is a separate CLI this project does not use).
+export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Function \`dev_command\` is superseded"
 start "$ROOT/.venv/bin/dagster" dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml" --log-level "$LOG_LEVEL"
 wait "${children[-1]}"

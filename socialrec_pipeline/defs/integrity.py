@@ -52,13 +52,13 @@ def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverit
 
 
 def _build(name: str, asset: str, severity: dg.AssetCheckSeverity, description: str, query: Callable) -> dg.AssetChecksDefinition:
-    @dg.asset_check(name=name, asset=asset, description=description, blocking=False)
     def _check(context: dg.AssetCheckExecutionContext, mongo: MongoResource) -> dg.AssetCheckResult:
         outcome = query(mongo.db())
         context.log.info(outcome.summary())
         return check_result(outcome, severity)
 
-    return _check
+    _check.__doc__ = description  # the check's op shows it too (Runs → the step)
+    return dg.asset_check(name=name, asset=asset, description=description, blocking=False)(_check)
 
 
 integrity_checks = [

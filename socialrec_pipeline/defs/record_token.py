@@ -163,14 +163,16 @@ record_paid_url = url_op(
 )
 
 
+#: Short columns first and the URL before the free-text detail: shown inline in the run's event
+#: log, the table gives the long columns the room, so no status word is broken across lines.
 URL_TABLE_SCHEMA = dg.TableSchema(
     columns=[
-        dg.TableColumn("url", "string", description="canonical URL (social_urls[].url)"),
-        dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
-        dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
         dg.TableColumn("status", "string", description="what happened to the URL (social_urls[].status)"),
-        dg.TableColumn("detail", "string", description="why, for a status other than ok"),
+        dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
+        dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
         dg.TableColumn("external_call", "bool", description="an API was called (counts as an attempt)"),
+        dg.TableColumn("url", "string", description="canonical URL (social_urls[].url)"),
+        dg.TableColumn("detail", "string", description="why, for a status other than ok"),
     ]
 )
 
@@ -181,12 +183,12 @@ def url_table(results: list[UrlResult]) -> dg.TableMetadataValue:
         records=[
             dg.TableRecord(
                 {
-                    "url": r.planned.url,
-                    "source_field": r.planned.source_field or "",
-                    "platform": str(r.planned.routed.platform) if r.planned.routed else "",
                     "status": str(r.status),
-                    "detail": r.error or "",
+                    "platform": str(r.planned.routed.platform) if r.planned.routed else "",
+                    "source_field": r.planned.source_field or "",
                     "external_call": bool(r.external_call),
+                    "url": r.planned.url,
+                    "detail": r.error or "",
                 }
             )
             for r in results

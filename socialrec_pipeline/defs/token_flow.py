@@ -87,6 +87,20 @@ def skip_reason(tick: dict[str, int]) -> str:
     return "; ".join(parts) + "; no new run needed"
 
 
+def tick_outcome(tick: dict[str, int], requested: int) -> str:
+    """A few words on what the tick did, shown first in the cursor column of the tick list."""
+    if requested:
+        return f"{requested} run(s) requested"
+    if not tick["consumed"] and not (tick["done"] or tick["waiting"]):
+        return "queue empty"
+    parts = []
+    for key, label in (("done", "already recorded"), ("waiting", "waiting for a run"), ("below_threshold", "below threshold"),
+                       ("invalid", "dead-lettered")):
+        if tick[key]:
+            parts.append(f"{tick[key]} {label}")
+    return ", ".join(parts) or f"{tick['consumed']} consumed, no run needed"
+
+
 @dg.sensor(
     job_name=RECORD_TOKEN_JOB,
     # The daemon's sensor loop wakes every 5 s (fixed in Dagster 1.13) and skips a sensor whose
@@ -137,9 +151,17 @@ def token_flow_sensor(
         "done": plan.done,
         "waiting": plan.waiting,
     }
-    context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
-    cursor = json.dumps({"last_tick": tick, "totals": _totals(context.cursor, tick)}, sort_keys=True)
     requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
+    if any(tick.values()):  # an idle tick says so in the tick list; it does not fill the terminal every 5 s
+        context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
+    # `outcome` first: the tick list shows the start of the cursor, so each row says what the tick did.
+    cursor = json.dumps(
+        {
+            "outcome": tick_outcome(tick, len(requests)),
+            "last_tick": dict(sorted(tick.items())),
+            "totals": dict(sorted(_totals(context.cursor, tick).items())),
+        }
+    )
     return dg.SensorResult(
         run_requests=requests or None,
         skip_reason=None if requests else skip_reason(tick),
