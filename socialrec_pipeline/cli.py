@@ -53,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         soltracker = None if args.fixed else sandbox_env.get("SOL_TRACKER_BASE_URL")
         if not sandbox_env and not args.fixed:
             sys.stderr.write(f"{args.env_file} not found (is scripts/run.sh --sandbox running?): publishing the fixed demo addresses\n")
-        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, soltracker_url=soltracker)
+        exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
+        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, soltracker_url=soltracker)
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -83,11 +83,17 @@ def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[Fixture
     }
 
 
+def sandbox_exchange(env: str = SANDBOX_ENV) -> str:
+    """The exchange of one sandbox: `…sandbox` for the default, `…sandbox-<name>` for a named one.
+    A queue and an exchange per sandbox, so a publish reaches that sandbox's queue only."""
+    return SANDBOX_EXCHANGE if env.strip() == SANDBOX_ENV else f"{SANDBOX_EXCHANGE.rsplit('.', 1)[0]}.{env.strip()}"
+
+
 def environment(urls: dict[str, str], env: str = SANDBOX_ENV) -> dict[str, str]:
     """The variables the code location reads, pointed at the stand-ins (sandbox keys only)."""
     return {
         "SOCIALREC_ENV": env,
-        "RABBITMQ_EXCHANGE": SANDBOX_EXCHANGE,
+        "RABBITMQ_EXCHANGE": sandbox_exchange(env),
         "SOL_TRACKER_BASE_URL": urls["soltracker"],
         "SOL_TRACKER_API_KEY": SOLTRACKER_KEY,
         "TWITTERAPI_BASE_URL": urls["x"],
@@ -176,7 +182,7 @@ def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange:
 
     from socialrec_pipeline.stream.broker import ROUTING_KEY, declare_topology, open_connection, queue_name_for
 
-    exchange = exchange or SANDBOX_EXCHANGE
+    exchange = exchange or sandbox_exchange(env)
 
     if env.strip() in ("prod", "production"):
         raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")

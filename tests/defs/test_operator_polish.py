@@ -45,9 +45,12 @@ def _free_port_base(count: int = 8) -> int:
     raise RuntimeError("no free port range")
 
 
-def test_every_sandbox_has_a_queue_of_its_own_and_tags_its_runs():
+def test_every_sandbox_has_a_queue_and_an_exchange_of_its_own_and_tags_its_runs():
     one, two = RabbitMQResource(env="sandbox-aaaa1111"), RabbitMQResource(env="sandbox-bbbb2222")
     assert one.queue != two.queue and one.queue.endswith(".sandbox-aaaa1111")
+    urls = {k: "http://x" for k in ("soltracker", "x", "github", "youtube", "telegram", "apify", "reddit", "urlscan")}
+    exchanges = {demo.environment(urls, env)["RABBITMQ_EXCHANGE"] for env in ("sandbox", "sandbox-aaaa1111", "sandbox-bbbb2222")}
+    assert len(exchanges) == 3 and demo.SANDBOX_EXCHANGE in exchanges
     assert one.is_sandbox and two.is_sandbox and not RabbitMQResource(env="dev").is_sandbox
 
 
