@@ -148,7 +148,7 @@ def visit(ui: UI, out: Path, hour: str) -> None:
         step("the sensor's ticks")
         open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
         expect(page.get_by_text("every 5 s", exact=False).first).to_be_visible()
-        expect(page.get_by_text('{"outcome": "', exact=False).first).to_be_visible()  # each tick says what it did
+        expect(page.get_by_text('{"why": "queue empty"', exact=False).first).to_be_visible()  # each tick says what it did
         shot(page, out, "02-sensor-ticks")
 
         step("a stream run's URL table")
@@ -183,12 +183,20 @@ def visit(ui: UI, out: Path, hour: str) -> None:
             expect(page.get_by_text(asset, exact=True).first).to_be_visible()
         shot(page, out, "06-asset-catalog")
 
+        step("the lineage of the data flow")
+        open_page(page, f"{ui.base}/assets/record_inbox?view=lineage")
+        for asset in ("token_flow", "record_inbox", "token_links", "metric_series"):
+            expect(page.get_by_text(asset, exact=True).first).to_be_visible()
+        shot(page, out, "07-lineage")
+
         step("a health plot")
         open_page(page, f"{ui.base}/assets/recording_health")
         page.get_by_role("button", name="Plots").click()
-        expect(page.get_by_text("tokens_recorded_last_hour").first).to_be_visible()
+        plot_title = page.get_by_text("tokens_recorded_last_hour", exact=True).first
+        plot_title.scroll_into_view_if_needed()
+        expect(plot_title).to_be_visible()
         expect(page.locator("canvas, svg.recharts-surface").first).to_be_visible()
-        shot(page, out, "07-health-plots")
+        shot(page, out, "08-health-plots")
         browser.close()
 
 

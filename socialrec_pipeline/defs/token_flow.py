@@ -88,17 +88,16 @@ def skip_reason(tick: dict[str, int]) -> str:
 
 
 def tick_outcome(tick: dict[str, int], requested: int) -> str:
-    """A few words on what the tick did, shown first in the cursor column of the tick list."""
-    if requested:
-        return f"{requested} run(s) requested"
-    if not tick["consumed"] and not (tick["done"] or tick["waiting"]):
-        return "queue empty"
-    parts = []
-    for key, label in (("done", "already recorded"), ("waiting", "waiting for a run"), ("below_threshold", "below threshold"),
-                       ("invalid", "dead-lettered")):
-        if tick[key]:
-            parts.append(f"{tick[key]} {label}")
-    return ", ".join(parts) or f"{tick['consumed']} consumed, no run needed"
+    """What the tick did, in at most ~13 characters: the tick list shows only the first ~22
+    characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
+    parts = [(requested, "launched")] + [
+        (tick[key], label)
+        for key, label in (("done", "recorded"), ("waiting", "waiting"), ("below_threshold", "below 5"), ("invalid", "dead-letter"))
+    ]
+    happened = [f"{n} {label}" for n, label in parts if n]
+    if not happened:
+        return "queue empty" if not tick["consumed"] else f"{tick['consumed']} consumed"
+    return happened[0] + ("+" if len(happened) > 1 else "")
 
 
 @dg.sensor(
@@ -154,10 +153,11 @@ def token_flow_sensor(
     requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
     if any(tick.values()):  # an idle tick says so in the tick list; it does not fill the terminal every 5 s
         context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
-    # `outcome` first: the tick list shows the start of the cursor, so each row says what the tick did.
+    # `why` first: the tick list shows the start of the cursor, so each row says what the tick did
+    # (the full reason of a skipped tick is its skip reason, on the status tag and in the tick's page).
     cursor = json.dumps(
         {
-            "outcome": tick_outcome(tick, len(requests)),
+            "why": tick_outcome(tick, len(requests)),
             "last_tick": dict(sorted(tick.items())),
             "totals": dict(sorted(_totals(context.cursor, tick).items())),
         }

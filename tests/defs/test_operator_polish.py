@@ -89,15 +89,14 @@ def test_the_tick_list_shows_what_each_tick_did(instance, broker, stream_resourc
     from .test_token_flow_sensor import tick
 
     idle = tick(instance, stream_resources)
-    assert idle.cursor.startswith('{"outcome": "queue empty"')
+    assert idle.cursor.startswith('{"why": "queue empty"')
     assert "token.flow queue empty" in idle.skip_reason.skip_message
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 9))
     broker.publish(flow(QUALIFYING_ADDRESSES[1], 2))
     busy = tick(instance, stream_resources, cursor=idle.cursor)
-    assert json.loads(busy.cursor)["outcome"] == "1 run(s) requested"
-    assert tick_outcome({"consumed": 3, "done": 1, "waiting": 0, "below_threshold": 2, "invalid": 0}, 0) == (
-        "1 already recorded, 2 below threshold"
-    )
+    assert json.loads(busy.cursor)["why"] == "1 launched+"  # and one below the threshold
+    assert tick_outcome({"consumed": 3, "done": 1, "waiting": 0, "below_threshold": 0, "invalid": 0}, 0) == "1 recorded"
+    assert tick_outcome({"consumed": 0, "done": 0, "waiting": 2, "below_threshold": 0, "invalid": 0}, 0) == "2 waiting"
 
 
 def test_a_malformed_setting_fails_the_tick_with_one_paragraph_naming_it(instance, broker, stream_resources):
