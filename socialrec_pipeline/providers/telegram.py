@@ -222,7 +222,7 @@ class TelegramGenerator:
         if key.startswith("c/"):
             raise TargetBlocked(f"t.me/{key} is a private chat without a public preview", external_call_made=False)
         name, _, message_id = key.partition("/")
-        if not message_id.isdigit():
+        if not (message_id.isascii() and message_id.isdigit()):
             raise TargetNotFound(f"{key!r} is not a public post", external_call_made=False)
         group = self._channel_group(name)
         post_key = f"{name.lower()}/{int(message_id)}"
