@@ -134,3 +134,19 @@ def test_module_log_records_are_in_the_run_log(tmp_path):
         result = talking.execute_in_process(instance=instance)
         messages = [e.user_message for e in instance.all_logs(result.run_id)]
     assert any("hello from a module logger" in m for m in messages)
+
+
+def test_a_malformed_setting_fails_a_run_with_one_paragraph_naming_it(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    from socialrec_pipeline.defs.retry import retry_job
+
+    from .jobs_fixtures import job_resources
+
+    server, _ = fixtures
+    resources = {**job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+                 "recording": RecordingSettingsResource(enable_paid="yes please")}
+    result = retry_job.execute_in_process(partition_key="error", resources=resources, instance=instance, raise_on_error=False)
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    data = failure.event_specific_data
+    assert data.user_failure_data.description.startswith("SOCIALREC_ENABLE_PAID must be one of true/false/1/0, got 'yes please'")
+    assert "\n" not in data.user_failure_data.description
+    assert data.error.cause is None  # no chained stack trace under the message

@@ -216,3 +216,40 @@ def test_many_ids_are_checked_by_scanning_the_targets(db, monkeypatch):
     outcome = _run(db, "links_point_at_rows")
     assert outcome.sample_ids == [str(orphan["_id"])]
     assert _run(db, "linked_tokens_have_markers", now=NOW).sample_ids == ["TokLost"]
+
+
+def test_every_integrity_and_health_query_uses_an_index(mongo_uri, db, monkeypatch):
+    """The checks and the health figures read through indexes only (the embedded server scans slowly)."""
+    from pymongo import MongoClient
+
+    from socialrec_pipeline.store.client import open_database
+    from socialrec_pipeline.store.health import recording_health
+    from tests.store.test_query_plans import _index_names, _Recorder, _stages, winning_plan
+
+    _clean_graph(db)
+    db.record_inbox.insert_one({"token_address": "Open", "state": "pending", "received_at": OLD})
+    recorder = _Recorder()
+    client = MongoClient(mongo_uri, event_listeners=[recorder], tz_aware=True)
+    try:
+        traced = open_database(client, db.name)
+        for name in integrity.ALL_CHECKS:
+            integrity.ALL_CHECKS[name][1](traced, **_time_kw(name))
+        monkeypatch.setattr(integrity, "LOOKUP_CHUNK", 0)  # and the scan path of the lookups
+        integrity.check_links_point_at_rows(traced)
+        integrity.check_linked_tokens_have_markers(traced, now=NOW)
+        recording_health(traced, NOW, ["tt", "ig"])
+    finally:
+        client.close()
+    reads = []
+    for command in recorder.commands:
+        if "find" in command:
+            reads.append((command["find"], command.get("filter", {}), command.get("sort"), command.get("hint")))
+        elif "aggregate" in command:  # count_documents
+            reads.append((command["aggregate"], command["pipeline"][0].get("$match", {}), None, command.get("hint")))
+    assert len(reads) > 12
+    scans = []
+    for collection, query, sort, hint in reads:
+        plan = winning_plan(db, collection, query, sort, hint)
+        if "COLLSCAN" in set(_stages(plan)) or not set(_index_names(plan)):
+            scans.append((collection, query, plan))
+    assert scans == []
