@@ -86,8 +86,11 @@ def test_url_table_is_a_table_with_status_and_why(fixtures, instance, mongo_uri,
     assert rows["discord"]["status"] == "skipped_paid" and rows["discord"]["platform"] == "tt"
     assert "paid" in rows["discord"]["detail"]
     assert rows["website"]["status"] == "ok" and rows["website"]["detail"] == ""
-    # short columns first, so the inline table never breaks a status word across lines
-    assert [c.name for c in table.schema.columns] == ["status", "platform", "source_field", "external_call", "url", "detail"]
+    assert [c.name for c in table.schema.columns] == ["status", "platform", "source_field", "api_call", "url", "detail"]
+    # long text carries its own line breaks, so the inline table never breaks a status word
+    assert rows["discord"]["url"].replace("\n", "") == "https://tiktok.com/@moonkol/video/7350000000000000001"
+    assert all(len(line) <= 26 for line in rows["discord"]["url"].split("\n"))
+    assert all(len(line) <= 18 for r in rows.values() for line in r["detail"].split("\n"))
 
 
 def test_a_run_launched_by_hand_is_tagged_with_its_token(fixtures, instance, mongo_uri, fresh_db, redis_url):
