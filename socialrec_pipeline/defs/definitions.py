@@ -11,11 +11,15 @@ from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
+from socialrec_pipeline.defs.wallets import wallets_backfill_job
 
 defs = dg.Definitions(
     assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
     asset_checks=integrity_checks,
-    jobs=[record_token_job, reconcile_job, retry_job, metric_refresh_job, integrity_job, recording_health_job],
+    jobs=[
+        record_token_job, reconcile_job, retry_job, metric_refresh_job, wallets_backfill_job, integrity_job,
+        recording_health_job,
+    ],
     schedules=[reconcile_schedule, retry_schedule, metric_refresh_schedule, integrity_schedule, recording_health_schedule],
     sensors=[token_flow_sensor],
     resources=resources_from_env(),

@@ -14,11 +14,12 @@ from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
-    RecordingSettingsResource,
+    RecordingSettingsParam,
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.services import credit_guard_metadata, status_counts, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.soltracker import UpstreamError
@@ -89,7 +90,7 @@ def reconcile_window_body(
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.MaterializeResult:
     """Record every qualifying token of the partition's hour that has no marker yet.
@@ -99,7 +100,8 @@ def reconcile_window_body(
     """
     window = context.partition_time_window
     with transient_only():  # a malformed setting or a bug fails at once instead of after retries
-        recorder = token_recorder(mongo, redis, soltracker, recording, generators)
+        # Paid calls claim a slot of the paid_social_api pool one call at a time.
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
         deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
         try:
@@ -128,6 +130,7 @@ def reconcile_window_body(
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
         **status_counts(result.url_statuses),
+        **credit_guard_metadata(context, recorder.credit_guard),
     }
     context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
     problems = []

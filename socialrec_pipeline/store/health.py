@@ -12,8 +12,9 @@ puts them in its metadata, which Dagster plots over time):
   nothing was attempted); an *attempt* is a URL whose status is not a gate decision
   (`skipped_paid`, `unsupported`: no call was made).
 - `paid_calls_last_hour`: attempts in the last hour on the paid platforms.
-- `inbox_open` / `inbox_total`: `record_inbox` entries waiting for or being recorded / all
-  (counts on `idx_inbox_state`).
+- `inbox_open` / `inbox_stuck` / `inbox_total`: `record_inbox` entries waiting for or being
+  recorded (pending, launched, retrying) / given up after every relaunch / all (counts on
+  `idx_inbox_state`).
 - `last_recorded_age_min`: minutes since the newest marker was created (newest first on
   `idx_tokens_discovered`); -1 when there is none.
 
@@ -37,7 +38,7 @@ from socialrec_pipeline.domain.enums import RETRYABLE, FetchStatus, Platform
 from socialrec_pipeline.store.collections import TOKENS, collection
 
 INBOX = "record_inbox"
-OPEN_INBOX_STATES = ("pending", "launched")
+OPEN_INBOX_STATES = ("pending", "launched", "retrying")
 #: Statuses the gate gives without calling anything.
 NO_CALL_STATUSES = frozenset({FetchStatus.SKIPPED_PAID, FetchStatus.UNSUPPORTED})
 DEFAULT_SCAN_LIMIT = 1_000_000
@@ -92,5 +93,6 @@ def recording_health(
 
     inbox = db.get_collection(INBOX)
     figures["inbox_open"] = inbox.count_documents({"state": {"$in": list(OPEN_INBOX_STATES)}}, hint="idx_inbox_state")
+    figures["inbox_stuck"] = inbox.count_documents({"state": "stuck"}, hint="idx_inbox_state")
     figures["inbox_total"] = inbox.estimated_document_count()
     return figures

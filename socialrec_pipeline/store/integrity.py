@@ -59,13 +59,15 @@ LINKABLE_STATUSES: frozenset[FetchStatus] = frozenset({FetchStatus.OK})
 #: `record_inbox` is an operational collection of the stream (stream/inbox.py); named here so the
 #: store does not import the stream layer.
 INBOX = "record_inbox"
-#: An inbox entry older than this that is still open (not surfaced as given up) is stuck.
+#: An open inbox entry whose last event is older than this is stuck without being surfaced. The
+#: Dagster check passes the relaunch cap of the stream (its backoff schedule plus a margin).
 DEFAULT_INBOX_MAX_AGE = timedelta(hours=24)
-#: Inbox states that mean "given up, shown to operators". None exist yet: every entry still in
-#: the inbox is expected to be recorded; a relaunch policy that gives up adds its state here.
-INBOX_SURFACED_STATES: frozenset[str] = frozenset()
+#: Inbox states that need no one's attention: `stuck` is the relaunch policy giving up, shown to
+#: operators (tick log, cursor); `idle` is a run that ended green without a marker (token unknown
+#: upstream, or cancelled), relaunched by the next event.
+INBOX_SURFACED_STATES: frozenset[str] = frozenset({"stuck", "idle"})
 #: Every state an entry can be in (stream/inbox.py): the open ones are these minus the surfaced.
-INBOX_STATES: frozenset[str] = frozenset({"pending", "launched", "idle"})
+INBOX_STATES: frozenset[str] = frozenset({"pending", "launched", "retrying", "stuck", "idle"})
 
 _VALID_STATUSES = frozenset(str(s) for s in FetchStatus)
 _KINDS = {str(k): k for k in ObjectKind}
@@ -439,19 +441,20 @@ def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT)
 def check_inbox_not_stuck(
     db: Database, *, max_age: timedelta = DEFAULT_INBOX_MAX_AGE, now: datetime | None = None, limit: int = DEFAULT_SCAN_LIMIT
 ) -> CheckOutcome:
-    """No open `record_inbox` entry (state not surfaced as given up) was received longer than
-    `max_age` ago: such a token is neither recorded nor visible as failed. Ids are token addresses."""
+    """No open `record_inbox` entry (pending, launched, retrying: not surfaced as given up) had its
+    last event (`last_event_at`, else `received_at`) longer than `max_age` ago: such a token is
+    neither recorded nor visible as failed. Ids are token addresses."""
     open_states = sorted(INBOX_STATES - INBOX_SURFACED_STATES)
     cutoff = _now(now) - max_age
     col = collection(db, INBOX)
-    cursor = col.find({"state": {"$in": open_states}}, {"token_address": 1, "received_at": 1, "state": 1})
+    cursor = col.find({"state": {"$in": open_states}}, {"token_address": 1, "received_at": 1, "last_event_at": 1, "state": 1})
     cursor = cursor.hint("idx_inbox_state").batch_size(SCAN_BATCH).limit(limit)
     sample = _Sample()
     read = 0
     oldest: datetime | None = None
     for doc in cursor:
         read += 1
-        received = doc.get("received_at")
+        received = doc.get("last_event_at") or doc.get("received_at")
         if not isinstance(received, datetime) or received < cutoff:
             sample.add(doc.get("token_address", doc["_id"]))
             if isinstance(received, datetime) and (oldest is None or received < oldest):
@@ -459,7 +462,7 @@ def check_inbox_not_stuck(
     counts = {"open_entries": read, "oldest_stuck_age_h": int((_now(now) - oldest).total_seconds() // 3600) if oldest else 0}
     coverage = (
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
-        f"stuck = received more than {max_age} ago"
+        f"stuck = last event more than {max_age} ago"
     )
     return _outcome("inbox_not_stuck", sample, counts, coverage)
 

@@ -12,7 +12,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {
-    "jobs": ["record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "integrity_job", "recording_health_job"],
+    "jobs": [
+        "record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "wallets_backfill_job", "integrity_job",
+        "recording_health_job",
+    ],
     "schedules": [
         "reconcile_schedule", "retry_schedule", "metric_refresh_schedule", "integrity_schedule", "recording_health_schedule",
     ],

@@ -185,13 +185,18 @@ def test_metric_points_out_of_order_or_over_the_cap(db):
 
 
 def test_inbox_entry_older_than_the_cap_and_not_surfaced(db):
+    two_days = NOW - timedelta(days=2)
     db.record_inbox.insert_many([
-        {"token_address": "Stuck", "state": "launched", "generation": 3, "received_at": NOW - timedelta(days=2)},
+        {"token_address": "Forgotten", "state": "retrying", "generation": 3, "received_at": two_days, "last_event_at": two_days},
         {"token_address": "Young", "state": "pending", "generation": 0, "received_at": NOW - timedelta(hours=1)},
+        {"token_address": "Revived", "state": "launched", "generation": 0, "received_at": two_days,
+         "last_event_at": NOW - timedelta(hours=1)},  # an old token with a fresh event is being worked on
+        {"token_address": "GaveUp", "state": "stuck", "generation": 6, "received_at": two_days},  # surfaced
+        {"token_address": "Unknown", "state": "idle", "generation": 1, "received_at": two_days},
     ])
     outcome = _run(db, "inbox_not_stuck", now=NOW)
-    assert not outcome.passed and outcome.sample_ids == ["Stuck"]
-    assert outcome.counts["open_entries"] == 2
+    assert not outcome.passed and outcome.sample_ids == ["Forgotten"]
+    assert outcome.counts["open_entries"] == 3
 
 
 def test_a_bounded_scan_states_it_did_not_see_everything(db):
