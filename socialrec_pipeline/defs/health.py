@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
-from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
+from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.store.health import recording_health as health_figures
 from socialrec_pipeline.stream.broker import queue_depths
@@ -60,7 +60,7 @@ def recording_health(
     context: dg.AssetExecutionContext,
     mongo: MongoResource,
     rabbitmq: RabbitMQResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
 ):
     now = datetime.now(timezone.utc)
     figures: dict = dict(health_figures(mongo.db(), now, recording.settings().paid_platforms))

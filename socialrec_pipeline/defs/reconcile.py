@@ -166,7 +166,7 @@ def reconcile_asset(retry_policy: dg.RetryPolicy | None = RECONCILE_RETRY) -> dg
         mongo: MongoResource,
         redis: RedisResource,
         soltracker: SolTrackerResource,
-        recording: RecordingSettingsResource,
+        recording: RecordingSettingsParam,
         generators: GeneratorsResource,
     ) -> dg.MaterializeResult:
         return reconcile_window_body(context, config, mongo, redis, soltracker, recording, generators)

@@ -124,7 +124,7 @@ def tick_outcome(tick: dict[str, int], requested: int) -> str:
     """What the tick did, in at most ~13 characters: the tick list shows only the first ~22
     characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
     parts = [(requested, "launched")] + [
-        (tick[key], label)
+        (tick.get(key, 0), label)
         for key, label in (("done", "recorded"), ("waiting", "waiting"), ("below_threshold", "below 5"), ("invalid", "dead-letter"),
                            ("stuck", "stuck"))
     ]
