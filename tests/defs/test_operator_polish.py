@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import threading
 import time
 from pathlib import Path
@@ -20,29 +19,9 @@ from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.sandbox import demo
 
 from .conftest import QUALIFYING_ADDRESSES, flow
+from .jobs_fixtures import free_port_base
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port_base(count: int = 8) -> int:
-    """A base of `count` consecutive loopback ports that are free now."""
-    import socket
-
-    for _ in range(50):
-        base = random.randint(30_000, 60_000 - count)
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise RuntimeError("no free port range")
 
 
 def test_every_sandbox_has_a_queue_and_an_exchange_of_its_own_and_tags_its_runs():
@@ -56,7 +35,7 @@ def test_every_sandbox_has_a_queue_and_an_exchange_of_its_own_and_tags_its_runs(
 
 def test_publish_gives_fresh_addresses_the_stand_in_knows(broker, stream_resources, tmp_path):
     stop, env_file = threading.Event(), tmp_path / "sandbox.env"
-    port_base = _free_port_base()
+    port_base = free_port_base()
     thread = threading.Thread(target=demo.serve, args=(io.StringIO(),),
                               kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop, "env": broker.env})
     thread.start()
