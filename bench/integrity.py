@@ -14,12 +14,11 @@ import argparse
 import os
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bson import ObjectId
 
-from socialrec_pipeline.store import Store
-from socialrec_pipeline.store import integrity
+from socialrec_pipeline.store import Store, integrity
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 from socialrec_pipeline.stream.inbox import RecordInbox
@@ -28,26 +27,64 @@ BATCH = 5_000
 
 
 def seed(db, tokens: int, links_per_token: int) -> int:
-    at = datetime.now(timezone.utc) - timedelta(days=1)
+    at = datetime.now(UTC) - timedelta(days=1)
     run = uuid.uuid4().hex[:6]
     contents, accounts, markers, links = [], [], [], []
     for i in range(tokens):
         address = f"{run}Tok{i:07d}"
         url = f"https://x.com/kol{run}{i}/status/{i}"
         content_id, account_id = ObjectId(), ObjectId()
-        contents.append({"_id": content_id, "platform": "x", "subtype": "tweet", "platform_key": f"{run}{i}",
-                         "source_urls": [{"url": url, "status": "ok", "observed_at": at}], "observed_at": at,
-                         "creator_id": account_id, "created_at": at, "updated_at": at})
-        accounts.append({"_id": account_id, "platform": "x", "platform_key": f"{run}a{i}", "observed_at": at,
-                         "created_at": at, "updated_at": at})
-        markers.append({"address": address, "discovered_at": at, "fingerprints": [], "created_at": at, "updated_at": at,
-                        "social_urls": [{"url": url, "raw_url": url, "platform": "x", "status": "ok",
-                                         "attempted_at": at, "attempts": 1}]})
+        contents.append(
+            {
+                "_id": content_id,
+                "platform": "x",
+                "subtype": "tweet",
+                "platform_key": f"{run}{i}",
+                "source_urls": [{"url": url, "status": "ok", "observed_at": at}],
+                "observed_at": at,
+                "creator_id": account_id,
+                "created_at": at,
+                "updated_at": at,
+            }
+        )
+        accounts.append(
+            {
+                "_id": account_id,
+                "platform": "x",
+                "platform_key": f"{run}a{i}",
+                "observed_at": at,
+                "created_at": at,
+                "updated_at": at,
+            }
+        )
+        markers.append(
+            {
+                "address": address,
+                "discovered_at": at,
+                "fingerprints": [],
+                "created_at": at,
+                "updated_at": at,
+                "social_urls": [
+                    {"url": url, "raw_url": url, "platform": "x", "status": "ok", "attempted_at": at, "attempts": 1}
+                ],
+            }
+        )
         for j in range(links_per_token):
             kind, object_id = ("contents", content_id) if j % 2 == 0 else ("accounts", account_id)
-            links.append({"token_address": address, "object": kind, "object_id": object_id, "source_url": url,
-                          "platform": "x", "link_depth": 0 if j < 2 else 1, "linked_at": at, "observed_at": at,
-                          "created_at": at, "updated_at": at})
+            links.append(
+                {
+                    "token_address": address,
+                    "object": kind,
+                    "object_id": object_id,
+                    "source_url": url,
+                    "platform": "x",
+                    "link_depth": 0 if j < 2 else 1,
+                    "linked_at": at,
+                    "observed_at": at,
+                    "created_at": at,
+                    "updated_at": at,
+                }
+            )
     for name, docs in (("contents", contents), ("accounts", accounts), ("tokens", markers), ("token_links", links)):
         for i in range(0, len(docs), BATCH):
             db[name].insert_many(docs[i : i + BATCH], ordered=False)
@@ -69,7 +106,9 @@ def main() -> None:
             RecordInbox(db).ensure_indexes()
             started = time.perf_counter()
             links = seed(db, args.tokens, args.links_per_token)
-            print(f"seeded {links} links, {args.tokens} tokens/contents/accounts in {time.perf_counter() - started:.1f} s")
+            print(
+                f"seeded {links} links, {args.tokens} tokens/contents/accounts in {time.perf_counter() - started:.1f} s"
+            )
             total = 0.0
             for check, (_, fn) in integrity.ALL_CHECKS.items():
                 started = time.perf_counter()
@@ -78,7 +117,10 @@ def main() -> None:
                 total += took
                 assert outcome.passed, outcome.summary()
                 print(f"{check}: {took:.2f} s ({outcome.coverage})")
-            print(f"server: {'MONGODB_URI' if os.environ.get('MONGODB_URI') else 'embedded SecantusDB'}; all checks passed")
+            print(
+                f"server: {'MONGODB_URI' if os.environ.get('MONGODB_URI') else 'embedded SecantusDB'}; "
+                "all checks passed"
+            )
             headline = f"integrity_check_s_{links // 1000}k_links: {total:.1f}"
         finally:
             if os.environ.get("MONGODB_URI"):  # the embedded server's data directory goes with it

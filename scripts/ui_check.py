@@ -19,7 +19,17 @@ import httpx
 from playwright.sync_api import Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-STATUS_WORDS = ["ok", "not_found", "blocked", "suspended", "invalid", "exhausted", "error", "unsupported", "skipped_paid"]
+STATUS_WORDS = [
+    "ok",
+    "not_found",
+    "blocked",
+    "suspended",
+    "invalid",
+    "exhausted",
+    "error",
+    "unsupported",
+    "skipped_paid",
+]
 
 
 class UI:
@@ -152,14 +162,23 @@ def visit(ui: UI, out: Path, hour: str) -> None:
 
         step("jobs list")
         open_page(page, f"{ui.base}/jobs")
-        for job in ("record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "integrity_job", "recording_health_job"):
+        for job in (
+            "record_token_job",
+            "reconcile_job",
+            "retry_job",
+            "metric_refresh_job",
+            "integrity_job",
+            "recording_health_job",
+        ):
             expect(page.get_by_text(job, exact=True).first).to_be_visible()
         shot(page, out, "01-jobs")
 
         step("the sensor's ticks")
         open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
         expect(page.get_by_text("every 5 s", exact=False).first).to_be_visible()
-        expect(page.get_by_text('{"why": "queue empty"', exact=False).first).to_be_visible()  # each tick says what it did
+        expect(
+            page.get_by_text('{"why": "queue empty"', exact=False).first
+        ).to_be_visible()  # each tick says what it did
         shot(page, out, "02-sensor-ticks")
 
         step("a stream run's URL table")
@@ -177,8 +196,12 @@ def visit(ui: UI, out: Path, hour: str) -> None:
             broken = {w: lines_of(page, w) for w in shown if any(n > 1 for n in lines_of(page, w))}
             if broken:
                 shot(page, out, "03-stream-run-url-table-BROKEN")
-                widths = page.evaluate("""() => Array.from(document.querySelectorAll('table')).filter(t => t.textContent.includes('api_call'))
-                    .map(t => [t.offsetWidth, Array.from(t.querySelectorAll('tr')[0].children).map(c => [c.textContent.trim(), c.offsetWidth])])""")
+                widths = page.evaluate(
+                    """() => Array.from(document.querySelectorAll('table'))
+                        .filter(t => t.textContent.includes('api_call'))
+                        .map(t => [t.offsetWidth, Array.from(t.querySelectorAll('tr')[0].children)
+                            .map(c => [c.textContent.trim(), c.offsetWidth])])"""
+                )
                 raise AssertionError(f"status words broken across lines: {broken}; tables (width, columns): {widths}")
             if "skipped_paid" in shown:
                 expect(dialog.get_by_text("paid platform while paid fetching is disabled").first).to_be_visible()
@@ -206,7 +229,15 @@ def visit(ui: UI, out: Path, hour: str) -> None:
 
         step("the asset catalog")
         open_page(page, f"{ui.base}/assets")
-        for asset in ("token_flow", "record_inbox", "tokens", "contents", "token_links", "reconciled_hours", "recording_health"):
+        for asset in (
+            "token_flow",
+            "record_inbox",
+            "tokens",
+            "contents",
+            "token_links",
+            "reconciled_hours",
+            "recording_health",
+        ):
             expect(page.get_by_text(asset, exact=True).first).to_be_visible()
         shot(page, out, "06-asset-catalog")
 

@@ -20,7 +20,9 @@ def _schema(*columns: tuple[str, str, str]) -> dg.TableSchema:
     return dg.TableSchema(columns=[dg.TableColumn(name, type_, description=desc) for name, type_, desc in columns])
 
 
-def _spec(key: str, description: str, schema: dg.TableSchema | None, deps: list[str], kind: str = "mongodb") -> dg.AssetSpec:
+def _spec(
+    key: str, description: str, schema: dg.TableSchema | None, deps: list[str], kind: str = "mongodb"
+) -> dg.AssetSpec:
     metadata = {"dagster/column_schema": schema} if schema is not None else {}
     return dg.AssetSpec(
         key,
@@ -73,8 +75,12 @@ TOKENS = _spec(
         ("first_transfer_at", "datetime", "earliest firstFlowTimestamp"),
         ("discovered_at", "datetime", "set when the marker is created (idx_tokens_discovered)"),
         ("fingerprints", "string[]", ""),
-        ("social_urls", "object[]", "url, raw_url, source_field, source_type, source_key, platform, subtype, "
-         "status (FetchStatus, idx_tokens_social_url_status), attempted_at, attempts"),
+        (
+            "social_urls",
+            "object[]",
+            "url, raw_url, source_field, source_type, source_key, platform, subtype, "
+            "status (FetchStatus, idx_tokens_social_url_status), attempted_at, attempts",
+        ),
     ),
     deps=["record_inbox"],
 )

@@ -6,9 +6,7 @@ dead-letter depths. Dagster draws every numeric metadata key as a plot on the as
 `STALL_HOURS` while qualifying work waits (open inbox entries or messages in the queue).
 """
 
-
-
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -62,7 +60,7 @@ def recording_health(
     rabbitmq: RabbitMQResource,
     recording: RecordingSettingsParam,
 ):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     figures: dict = dict(health_figures(mongo.db(), now, recording.settings().paid_platforms))
     try:
         depths = queue_depths(rabbitmq.url, rabbitmq.queue)
@@ -72,8 +70,16 @@ def recording_health(
     figures["queue_depth"] = depths["queue"] if depths["queue"] is not None else -1
     figures["dead_letter_depth"] = depths["dead_letter"] if depths["dead_letter"] is not None else -1
     is_stalled, why = stalled(figures)
-    context.log.info("recording health " + " ".join(f"{k}={v}" for k, v in figures.items() if not k.startswith(("attempts_", "errors_"))))
-    yield dg.MaterializeResult(metadata={k: (dg.MetadataValue.float(v) if isinstance(v, float) else dg.MetadataValue.int(v)) for k, v in figures.items()})
+    context.log.info(
+        "recording health "
+        + " ".join(f"{k}={v}" for k, v in figures.items() if not k.startswith(("attempts_", "errors_")))
+    )
+    yield dg.MaterializeResult(
+        metadata={
+            k: (dg.MetadataValue.float(v) if isinstance(v, float) else dg.MetadataValue.int(v))
+            for k, v in figures.items()
+        }
+    )
     yield dg.AssetCheckResult(
         check_name="keeping_up",
         passed=not is_stalled,

@@ -6,10 +6,7 @@ all; `integrity_schedule` runs it daily, and any check can be run on demand from
 Checks tab or by launching the job.
 """
 
-
-
 from collections.abc import Callable
-
 from datetime import timedelta
 
 import dagster as dg
@@ -30,21 +27,48 @@ WARN = dg.AssetCheckSeverity.WARN
 #: name → (asset, severity, description). The query behind each is integrity.ALL_CHECKS[name].
 CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
     "contents_unique_source_url": ("contents", ERROR, "No two contents rows share a source_urls.url."),
-    "contents_unique_platform_key": ("contents", ERROR, "No two contents rows share (platform, subtype, platform_key)."),
-    "accounts_identity_keys": ("accounts", ERROR, "Every account has platform and platform_key; no duplicate (platform, platform_key)."),
-    "venues_identity_keys": ("venues", ERROR, "Every venue has platform and platform_key; no duplicate (platform, platform_key)."),
+    "contents_unique_platform_key": (
+        "contents",
+        ERROR,
+        "No two contents rows share (platform, subtype, platform_key).",
+    ),
+    "accounts_identity_keys": (
+        "accounts",
+        ERROR,
+        "Every account has platform and platform_key; no duplicate (platform, platform_key).",
+    ),
+    "venues_identity_keys": (
+        "venues",
+        ERROR,
+        "Every venue has platform and platform_key; no duplicate (platform, platform_key).",
+    ),
     "links_point_at_rows": ("token_links", ERROR, "Every token_links.object_id is a row of its object collection."),
-    "link_depth": ("token_links", ERROR, "link_depth is 0..2 and every (token, source_url) with links has a depth-0 link "
-                   "(links store no lineage, SPEC §4)."),
-    "links_have_linkable_status": ("token_links", WARN, "Links exist only for URLs whose marker status allows them (ok); "
-                                   "links of the last 30 minutes are left out."),
-    "linked_tokens_have_markers": ("token_links", WARN, "Every token with links (older than 30 minutes) has its tokens marker; "
-                                   "reconcile re-records a token without one."),
+    "link_depth": (
+        "token_links",
+        ERROR,
+        "link_depth is 0..2 and every (token, source_url) with links has a depth-0 link "
+        "(links store no lineage, SPEC §4).",
+    ),
+    "links_have_linkable_status": (
+        "token_links",
+        WARN,
+        "Links exist only for URLs whose marker status allows them (ok); links of the last 30 minutes are left out.",
+    ),
+    "linked_tokens_have_markers": (
+        "token_links",
+        WARN,
+        "Every token with links (older than 30 minutes) has its tokens marker; "
+        "reconcile re-records a token without one.",
+    ),
     "marker_statuses_valid": ("tokens", ERROR, "Every tokens.social_urls[].status is one of the 9 FetchStatus values."),
     "metric_series_points": ("metric_series", ERROR, "metric_series points are time-ordered and at most 200."),
-    "inbox_not_stuck": ("record_inbox", WARN, "No open record_inbox entry (pending, launched, retrying) had its last "
-                        "event longer ago than the relaunch cap (every backoff step + 1 h): such a token is neither "
-                        "recorded nor surfaced as stuck."),
+    "inbox_not_stuck": (
+        "record_inbox",
+        WARN,
+        "No open record_inbox entry (pending, launched, retrying) had its last "
+        "event longer ago than the relaunch cap (every backoff step + 1 h): such a token is neither "
+        "recorded nor surfaced as stuck.",
+    ),
 }
 
 
@@ -60,7 +84,9 @@ def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverit
     )
 
 
-def _build(name: str, asset: str, severity: dg.AssetCheckSeverity, description: str, query: Callable) -> dg.AssetChecksDefinition:
+def _build(
+    name: str, asset: str, severity: dg.AssetCheckSeverity, description: str, query: Callable
+) -> dg.AssetChecksDefinition:
     def _check(context: dg.AssetCheckExecutionContext, mongo: MongoResource) -> dg.AssetCheckResult:
         outcome = query(mongo.db())
         context.log.info(outcome.summary())
@@ -70,11 +96,14 @@ def _build(name: str, asset: str, severity: dg.AssetCheckSeverity, description: 
     return dg.asset_check(name=name, asset=asset, description=description, blocking=False)(_check)
 
 
-_QUERIES = {**{name: query for name, (_, query) in integrity.ALL_CHECKS.items()},
-            "inbox_not_stuck": lambda db: integrity.check_inbox_not_stuck(db, max_age=INBOX_MAX_AGE)}
+_QUERIES = {
+    **{name: query for name, (_, query) in integrity.ALL_CHECKS.items()},
+    "inbox_not_stuck": lambda db: integrity.check_inbox_not_stuck(db, max_age=INBOX_MAX_AGE),
+}
 
 integrity_checks = [
-    _build(name, asset, severity, description, _QUERIES[name]) for name, (asset, severity, description) in CHECKS.items()
+    _build(name, asset, severity, description, _QUERIES[name])
+    for name, (asset, severity, description) in CHECKS.items()
 ]
 
 integrity_job = dg.define_asset_job(

@@ -54,7 +54,9 @@ def recording_health(
             {"discovered_at": {"$gte": hour_ago}}, hint="idx_tokens_discovered"
         ),
     }
-    newest = tokens.find_one({}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered")
+    newest = tokens.find_one(
+        {}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered"
+    )
     if newest and isinstance(newest.get("discovered_at"), datetime):
         figures["last_recorded_age_min"] = round((now - newest["discovered_at"]).total_seconds() / 60, 1)
     else:

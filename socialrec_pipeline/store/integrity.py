@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pymongo.collection import Collection
@@ -160,7 +160,7 @@ def _has_unique_index(col: Collection, name: str) -> bool:
 
 
 def _now(now: datetime | None) -> datetime:
-    return now or datetime.now(timezone.utc)
+    return now or datetime.now(UTC)
 
 
 # -- contents -----------------------------------------------------------------------------------
@@ -180,7 +180,9 @@ def check_contents_unique_source_url(db: Database, *, limit: int = DEFAULT_SCAN_
             seen.setdefault(url, doc["_id"])
     indexed = _has_unique_index(col, "uniq_contents_source_url")
     counts = {**scan.counts(), "unique_index": int(indexed)}
-    return _outcome("contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url")))
+    return _outcome(
+        "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url"))
+    )
 
 
 def check_contents_unique_platform_key(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
@@ -198,7 +200,12 @@ def check_contents_unique_platform_key(db: Database, *, limit: int = DEFAULT_SCA
         seen.add(key)
     indexed = _has_unique_index(col, "uniq_contents_platform_key")
     counts = {**scan.counts(), "unique_index": int(indexed)}
-    return _outcome("contents_unique_platform_key", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_platform_key")))
+    return _outcome(
+        "contents_unique_platform_key",
+        sample,
+        counts,
+        scan.coverage(_index_note(indexed, "uniq_contents_platform_key")),
+    )
 
 
 def _index_note(indexed: bool, name: str) -> str:
@@ -229,7 +236,9 @@ def check_identity_keys(db: Database, name: str, *, limit: int = DEFAULT_SCAN_LI
         seen.add((platform, key))
     indexed = _has_unique_index(col, f"uniq_{name}_platform_key")
     counts = {**scan.counts(), "missing_key": missing, "duplicate_key": duplicate, "unique_index": int(indexed)}
-    return _outcome(f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key")))
+    return _outcome(
+        f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key"))
+    )
 
 
 # -- token_links --------------------------------------------------------------------------------
@@ -260,8 +269,13 @@ def check_links_point_at_rows(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) 
                 for link_id in ids[object_id]:
                     dangling += 1
                     sample.add(link_id)
-    counts = {**scan.counts(), "dangling": dangling, "unknown_object_kind": bad_kind,
-              "objects": sum(len(v) for v in by_kind.values()), "target_rows_read": lookups}
+    counts = {
+        **scan.counts(),
+        "dangling": dangling,
+        "unknown_object_kind": bad_kind,
+        "objects": sum(len(v) for v in by_kind.values()),
+        "target_rows_read": lookups,
+    }
     note = f"; then {lookups} _id(s) of contents/accounts/venues read (see _present_ids)"
     return _outcome("links_point_at_rows", sample, counts, scan.coverage(note))
 
@@ -348,6 +362,9 @@ def _markers(db: Database, addresses: Iterable[str], limit: int = DEFAULT_SCAN_L
     return found
 
 
+_MARKERS_READ = "markers read by $in on uniq_tokens_address, or one scan of tokens when many"
+
+
 def check_links_have_linkable_status(
     db: Database, *, limit: int = DEFAULT_SCAN_LIMIT, recent: timedelta = DEFAULT_RECENT, now: datetime | None = None
 ) -> CheckOutcome:
@@ -373,9 +390,14 @@ def check_links_have_linkable_status(
                 else:
                     wrong_status += 1
                 sample.add(link_id)
-    counts = {**scan.counts(), "tokens": len(tokens), "markers": len(markers),
-              "status_not_linkable": wrong_status, "url_not_in_marker": not_in_marker}
-    note = f"; links newer than {recent} left out; markers read by $in on uniq_tokens_address, or one scan of tokens when many"
+    counts = {
+        **scan.counts(),
+        "tokens": len(tokens),
+        "markers": len(markers),
+        "status_not_linkable": wrong_status,
+        "url_not_in_marker": not_in_marker,
+    }
+    note = f"; links newer than {recent} left out; {_MARKERS_READ}"
     return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note))
 
 
@@ -390,7 +412,7 @@ def check_linked_tokens_have_markers(
         if address not in markers:
             sample.add(address)
     counts = {**scan.counts(), "linked_tokens": len(tokens), "without_marker": sample.count}
-    note = f"; links newer than {recent} left out; markers read by $in on uniq_tokens_address, or one scan of tokens when many"
+    note = f"; links newer than {recent} left out; {_MARKERS_READ}"
     return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note))
 
 
@@ -403,7 +425,9 @@ def check_marker_statuses(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> C
     sample = _Sample()
     bad_urls = 0
     for doc in scan:
-        bad = [e for e in doc.get("social_urls") or [] if not isinstance(e, dict) or e.get("status") not in _VALID_STATUSES]
+        bad = [
+            e for e in doc.get("social_urls") or [] if not isinstance(e, dict) or e.get("status") not in _VALID_STATUSES
+        ]
         if bad:
             bad_urls += len(bad)
             sample.add(doc.get("address", doc["_id"]))
@@ -426,7 +450,9 @@ def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT)
         if len(points) > SERIES_POINT_CAP:
             over_cap += 1
             bad = True
-        if any(not isinstance(t, datetime) for t in times) or any(a > b for a, b in zip(times, times[1:])):
+        if any(not isinstance(t, datetime) for t in times) or any(
+            a > b for a, b in zip(times, times[1:], strict=False)
+        ):
             unordered += 1
             bad = True
         if bad:
@@ -439,7 +465,11 @@ def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT)
 
 
 def check_inbox_not_stuck(
-    db: Database, *, max_age: timedelta = DEFAULT_INBOX_MAX_AGE, now: datetime | None = None, limit: int = DEFAULT_SCAN_LIMIT
+    db: Database,
+    *,
+    max_age: timedelta = DEFAULT_INBOX_MAX_AGE,
+    now: datetime | None = None,
+    limit: int = DEFAULT_SCAN_LIMIT,
 ) -> CheckOutcome:
     """No open `record_inbox` entry (pending, launched, retrying: not surfaced as given up) had its
     last event (`last_event_at`, else `received_at`) longer than `max_age` ago: such a token is
@@ -447,7 +477,9 @@ def check_inbox_not_stuck(
     open_states = sorted(INBOX_STATES - INBOX_SURFACED_STATES)
     cutoff = _now(now) - max_age
     col = collection(db, INBOX)
-    cursor = col.find({"state": {"$in": open_states}}, {"token_address": 1, "received_at": 1, "last_event_at": 1, "state": 1})
+    cursor = col.find(
+        {"state": {"$in": open_states}}, {"token_address": 1, "received_at": 1, "last_event_at": 1, "state": 1}
+    )
     cursor = cursor.hint("idx_inbox_state").batch_size(SCAN_BATCH).limit(limit)
     sample = _Sample()
     read = 0
@@ -459,7 +491,10 @@ def check_inbox_not_stuck(
             sample.add(doc.get("token_address", doc["_id"]))
             if isinstance(received, datetime) and (oldest is None or received < oldest):
                 oldest = received
-    counts = {"open_entries": read, "oldest_stuck_age_h": int((_now(now) - oldest).total_seconds() // 3600) if oldest else 0}
+    counts = {
+        "open_entries": read,
+        "oldest_stuck_age_h": int((_now(now) - oldest).total_seconds() // 3600) if oldest else 0,
+    }
     coverage = (
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"

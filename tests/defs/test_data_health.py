@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
 from bson import ObjectId
+from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
 
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, stalled
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job
-from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
-
 from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_start
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
 from socialrec_pipeline.recording.settings import SettingError
@@ -30,8 +29,18 @@ RECONCILED = dg.AssetKey("reconciled_hours")
 def test_collections_are_assets_with_owners_schemas_and_lineage():
     graph = defs.get_repository_def().asset_graph
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert {"token_flow", "record_inbox", "tokens", "contents", "accounts", "venues", "token_links",
-            "metric_series", "reconciled_hours", "recording_health"} <= keys
+    assert {
+        "token_flow",
+        "record_inbox",
+        "tokens",
+        "contents",
+        "accounts",
+        "venues",
+        "token_links",
+        "metric_series",
+        "reconciled_hours",
+        "recording_health",
+    } <= keys
     for spec in COLLECTION_SPECS:
         assert spec.description and spec.owners == ["team:socialrec"]
         schema = spec.metadata["dagster/column_schema"]
@@ -58,19 +67,25 @@ def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, ins
 
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T08:30:00Z"))
     cut = job.execute_in_process(
-        partition_key="2026-11-29-08:00", instance=instance, raise_on_error=False,
+        partition_key="2026-11-29-08:00",
+        instance=instance,
+        raise_on_error=False,
         run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
     )
     assert not cut.success
     assert "2026-11-29-08:00" not in instance.get_materialized_partitions(RECONCILED)
     # What the partition health bar reads (the webserver's status cache): done, failed, the rest missing.
     status = get_and_update_asset_status_cache_value(instance, RECONCILED, reconcile_partitions)
-    assert "2026-11-29-08:00" in set(status.deserialize_failed_partition_subsets(reconcile_partitions).get_partition_keys())
-    assert "2026-11-29-07:00" in set(status.deserialize_materialized_partition_subsets(reconcile_partitions).get_partition_keys())
+    assert "2026-11-29-08:00" in set(
+        status.deserialize_failed_partition_subsets(reconcile_partitions).get_partition_keys()
+    )
+    assert "2026-11-29-07:00" in set(
+        status.deserialize_materialized_partition_subsets(reconcile_partitions).get_partition_keys()
+    )
 
 
 def test_the_partition_start_is_a_deliberate_setting():
-    now = datetime(2026, 12, 1, 15, 42, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, 15, 42, tzinfo=UTC)
     assert reconcile_start({}, now) == "2026-12-01-00:00"  # unset: today, never hundreds of old hours
     assert reconcile_start({"SOCIALREC_RECONCILE_START": "2026-11-20-06:00"}, now) == "2026-11-20-06:00"
     for bad in ("2026-11-20", "yesterday", "2026-11-20-06:30"):
@@ -84,7 +99,9 @@ def test_the_partition_start_is_a_deliberate_setting():
 
 def _integrity_job(mongo_uri: str, db_name: str):
     resolved = dg.Definitions(
-        assets=COLLECTION_SPECS, asset_checks=integrity_checks, jobs=[integrity_job],
+        assets=COLLECTION_SPECS,
+        asset_checks=integrity_checks,
+        jobs=[integrity_job],
         resources={"mongo": MongoResource(uri=mongo_uri, database=db_name)},
     )
     return resolved.resolve_job_def("integrity_job")
@@ -97,9 +114,17 @@ def test_integrity_job_passes_on_a_clean_store_and_fails_on_a_seeded_violation(i
     assert len(evaluations) == len(integrity_checks) == 11
     assert all(e.passed for e in evaluations)
 
-    orphan = {"_id": ObjectId(), "token_address": "TokA", "object": "accounts", "object_id": ObjectId(),
-              "source_url": "https://x.com/kol", "platform": "x", "link_depth": 0,
-              "linked_at": datetime(2026, 11, 1, tzinfo=timezone.utc), "observed_at": datetime(2026, 11, 1, tzinfo=timezone.utc)}
+    orphan = {
+        "_id": ObjectId(),
+        "token_address": "TokA",
+        "object": "accounts",
+        "object_id": ObjectId(),
+        "source_url": "https://x.com/kol",
+        "platform": "x",
+        "link_depth": 0,
+        "linked_at": datetime(2026, 11, 1, tzinfo=UTC),
+        "observed_at": datetime(2026, 11, 1, tzinfo=UTC),
+    }
     fresh_db.token_links.insert_one(orphan)
     dirty = job.execute_in_process(instance=instance, raise_on_error=False)
     by_name = {e.check_name: e for e in dirty.get_asset_check_evaluations()}
@@ -121,7 +146,8 @@ def test_the_integrity_schedule_runs_daily():
 
 def _health_job(mongo_uri: str, db_name: str, broker):
     resolved = dg.Definitions(
-        assets=[*COLLECTION_SPECS, recording_health], jobs=[recording_health_job],
+        assets=[*COLLECTION_SPECS, recording_health],
+        jobs=[recording_health_job],
         resources={
             "mongo": MongoResource(uri=mongo_uri, database=db_name),
             "rabbitmq": RabbitMQResource(url=broker.url, env=broker.env, exchange=broker.exchange),
@@ -132,19 +158,44 @@ def _health_job(mongo_uri: str, db_name: str, broker):
 
 
 def test_recording_health_plots_numbers_and_turns_red_when_work_waits(instance, mongo_uri, fresh_db, broker):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     RecordInbox(fresh_db).ensure_indexes()
-    fresh_db.tokens.insert_one({
-        "address": "TokOld", "discovered_at": now - timedelta(hours=5),
-        "social_urls": [
-            {"url": "https://x.com/a", "platform": "x", "status": "error", "attempted_at": now - timedelta(minutes=10)},
-            {"url": "https://x.com/b", "platform": "x", "status": "ok", "attempted_at": now - timedelta(minutes=20)},
-            {"url": "https://tiktok.com/@a/video/1", "platform": "tt", "status": "skipped_paid", "attempted_at": now},
-            {"url": "https://instagram.com/p/1", "platform": "ig", "status": "ok", "attempted_at": now},
-            {"url": "https://t.me/gone", "platform": "tg", "status": "exhausted", "attempted_at": now - timedelta(hours=9)},
-        ],
-    })
-    fresh_db.record_inbox.insert_one({"token_address": "Waiting", "state": "pending", "generation": 0, "received_at": now})
+    fresh_db.tokens.insert_one(
+        {
+            "address": "TokOld",
+            "discovered_at": now - timedelta(hours=5),
+            "social_urls": [
+                {
+                    "url": "https://x.com/a",
+                    "platform": "x",
+                    "status": "error",
+                    "attempted_at": now - timedelta(minutes=10),
+                },
+                {
+                    "url": "https://x.com/b",
+                    "platform": "x",
+                    "status": "ok",
+                    "attempted_at": now - timedelta(minutes=20),
+                },
+                {
+                    "url": "https://tiktok.com/@a/video/1",
+                    "platform": "tt",
+                    "status": "skipped_paid",
+                    "attempted_at": now,
+                },
+                {"url": "https://instagram.com/p/1", "platform": "ig", "status": "ok", "attempted_at": now},
+                {
+                    "url": "https://t.me/gone",
+                    "platform": "tg",
+                    "status": "exhausted",
+                    "attempted_at": now - timedelta(hours=9),
+                },
+            ],
+        }
+    )
+    fresh_db.record_inbox.insert_one(
+        {"token_address": "Waiting", "state": "pending", "generation": 0, "received_at": now}
+    )
     broker.publish({"tokenAddress": "x", "totalInvestedAlphaFinders": 7})
 
     result = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)

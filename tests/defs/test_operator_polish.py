@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from socialrec_pipeline.defs.resources import RabbitMQResource, RecordingSettingsResource
-from socialrec_pipeline.defs.token_flow import token_flow_sensor, tick_outcome
+from socialrec_pipeline.defs.token_flow import tick_outcome, token_flow_sensor
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.sandbox import demo
 
@@ -28,7 +28,9 @@ def test_every_sandbox_has_a_queue_and_an_exchange_of_its_own_and_tags_its_runs(
     one, two = RabbitMQResource(env="sandbox-aaaa1111"), RabbitMQResource(env="sandbox-bbbb2222")
     assert one.queue != two.queue and one.queue.endswith(".sandbox-aaaa1111")
     urls = {k: "http://x" for k in ("soltracker", "x", "github", "youtube", "telegram", "apify", "reddit", "urlscan")}
-    exchanges = {demo.environment(urls, env)["RABBITMQ_EXCHANGE"] for env in ("sandbox", "sandbox-aaaa1111", "sandbox-bbbb2222")}
+    exchanges = {
+        demo.environment(urls, env)["RABBITMQ_EXCHANGE"] for env in ("sandbox", "sandbox-aaaa1111", "sandbox-bbbb2222")
+    }
     assert len(exchanges) == 3 and demo.SANDBOX_EXCHANGE in exchanges
     assert one.is_sandbox and two.is_sandbox and not RabbitMQResource(env="dev").is_sandbox
 
@@ -36,8 +38,11 @@ def test_every_sandbox_has_a_queue_and_an_exchange_of_its_own_and_tags_its_runs(
 def test_publish_gives_fresh_addresses_the_stand_in_knows(broker, stream_resources, tmp_path):
     stop, env_file = threading.Event(), tmp_path / "sandbox.env"
     port_base = free_port_base()
-    thread = threading.Thread(target=demo.serve, args=(io.StringIO(),),
-                              kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop, "env": broker.env})
+    thread = threading.Thread(
+        target=demo.serve,
+        args=(io.StringIO(),),
+        kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop, "env": broker.env},
+    )
     thread.start()
     try:
         for _ in range(100):
@@ -48,16 +53,27 @@ def test_publish_gives_fresh_addresses_the_stand_in_knows(broker, stream_resourc
         assert env["SOCIALREC_ENV"] == broker.env
         seen = set()
         for _ in range(2):  # a second publish starts runs again: new tokens each time
-            assert demo.publish(io.StringIO(), rabbitmq_url=broker.url, env=broker.env, exchange=broker.exchange,
-                                soltracker_url=env["SOL_TRACKER_BASE_URL"]) == 0
+            assert (
+                demo.publish(
+                    io.StringIO(),
+                    rabbitmq_url=broker.url,
+                    env=broker.env,
+                    exchange=broker.exchange,
+                    soltracker_url=env["SOL_TRACKER_BASE_URL"],
+                )
+                == 0
+            )
             with dg.DagsterInstance.ephemeral() as instance:
                 result = token_flow_sensor(dg.build_sensor_context(instance=instance, resources=stream_resources))
             addresses = {r.run_key.split(":")[0] for r in result.run_requests} - seen  # earlier ones re-requested
             assert len(addresses) == 2 and not addresses & {demo.POPCAT, demo.PUMPKIT}
             seen |= addresses
             for address in addresses:  # the upstream stand-in answers for them
-                reply = httpx.get(f"{env['SOL_TRACKER_BASE_URL']}/api/v1/tokens/{address}",
-                                  headers={"x-api-key": env["SOL_TRACKER_API_KEY"]}, timeout=5)
+                reply = httpx.get(
+                    f"{env['SOL_TRACKER_BASE_URL']}/api/v1/tokens/{address}",
+                    headers={"x-api-key": env["SOL_TRACKER_API_KEY"]},
+                    timeout=5,
+                )
                 assert reply.status_code == 200 and reply.json()["address"] == address
     finally:
         stop.set()
@@ -115,17 +131,25 @@ def test_module_log_records_are_in_the_run_log(tmp_path):
     assert any("hello from a module logger" in m for m in messages)
 
 
-def test_a_malformed_setting_fails_a_run_with_one_paragraph_naming_it(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_a_malformed_setting_fails_a_run_with_one_paragraph_naming_it(
+    fixtures, instance, mongo_uri, fresh_db, redis_url
+):
     from socialrec_pipeline.defs.retry import retry_job
 
     from .jobs_fixtures import job_resources
 
     server, _ = fixtures
-    resources = {**job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
-                 "recording": RecordingSettingsResource(enable_paid="yes please")}
-    result = retry_job.execute_in_process(partition_key="error", resources=resources, instance=instance, raise_on_error=False)
+    resources = {
+        **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        "recording": RecordingSettingsResource(enable_paid="yes please"),
+    }
+    result = retry_job.execute_in_process(
+        partition_key="error", resources=resources, instance=instance, raise_on_error=False
+    )
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     data = failure.event_specific_data
-    assert data.user_failure_data.description.startswith("SOCIALREC_ENABLE_PAID must be one of true/false/1/0, got 'yes please'")
+    assert data.user_failure_data.description.startswith(
+        "SOCIALREC_ENABLE_PAID must be one of true/false/1/0, got 'yes please'"
+    )
     assert "\n" not in data.user_failure_data.description
     assert data.error.cause is None  # no chained stack trace under the message

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from bson import ObjectId
@@ -17,11 +17,10 @@ from socialrec_pipeline.domain.models import (
     Token,
     TokenLink,
 )
-from socialrec_pipeline.store import Store
-from socialrec_pipeline.store import integrity
+from socialrec_pipeline.store import Store, integrity
 from socialrec_pipeline.stream.inbox import RecordInbox
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 OLD = NOW - timedelta(hours=3)
 URL = "https://x.com/kol/status/1"
 
@@ -35,22 +34,32 @@ def db(fresh_db):
 
 def _content(key: str, url: str) -> dict:
     return Content.of(
-        platform=Platform.X, subtype=ContentSubtype.TWEET, platform_key=key,
-        source_urls=[SourceUrlEntry(url=url, status=FetchStatus.OK, observed_at=OLD)], observed_at=OLD,
+        platform=Platform.X,
+        subtype=ContentSubtype.TWEET,
+        platform_key=key,
+        source_urls=[SourceUrlEntry(url=url, status=FetchStatus.OK, observed_at=OLD)],
+        observed_at=OLD,
     ).to_document()
 
 
 def _marker(address: str, status: FetchStatus = FetchStatus.OK, url: str = URL) -> dict:
     return Token.of(
-        address=address, discovered_at=OLD,
+        address=address,
+        discovered_at=OLD,
         social_urls=[SocialUrlRecord(url=url, raw_url=url, platform=Platform.X, status=status, attempted_at=OLD)],
     ).to_document()
 
 
 def _link(address: str, object_id: ObjectId, *, depth: int = 0, url: str = URL, at: datetime = OLD) -> dict:
     doc = TokenLink(
-        token_address=address, object=ObjectKind.CONTENTS, object_id=object_id, source_url=url,
-        platform=Platform.X, link_depth=0, linked_at=at, observed_at=at,
+        token_address=address,
+        object=ObjectKind.CONTENTS,
+        object_id=object_id,
+        source_url=url,
+        platform=Platform.X,
+        link_depth=0,
+        linked_at=at,
+        observed_at=at,
     ).to_document()
     doc["link_depth"] = depth
     return doc
@@ -69,7 +78,9 @@ def _run(db, name: str, **kw) -> integrity.CheckOutcome:
 
 
 def _time_kw(name: str) -> dict:
-    return {"now": NOW} if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_not_stuck") else {}
+    return (
+        {"now": NOW} if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_not_stuck") else {}
+    )
 
 
 def test_every_check_passes_on_a_clean_graph(db):
@@ -174,10 +185,20 @@ def test_marker_with_a_status_that_is_not_a_fetch_status(db):
 
 
 def test_metric_points_out_of_order_or_over_the_cap(db):
-    unordered = {"_id": ObjectId(), "object": "contents", "object_id": ObjectId(), "platform": "x",
-                 "points": [{"at": NOW, "metrics": {}}, {"at": OLD, "metrics": {}}]}
-    too_many = {"_id": ObjectId(), "object": "contents", "object_id": ObjectId(), "platform": "x",
-                "points": [{"at": OLD + timedelta(seconds=i), "metrics": {}} for i in range(201)]}
+    unordered = {
+        "_id": ObjectId(),
+        "object": "contents",
+        "object_id": ObjectId(),
+        "platform": "x",
+        "points": [{"at": NOW, "metrics": {}}, {"at": OLD, "metrics": {}}],
+    }
+    too_many = {
+        "_id": ObjectId(),
+        "object": "contents",
+        "object_id": ObjectId(),
+        "platform": "x",
+        "points": [{"at": OLD + timedelta(seconds=i), "metrics": {}} for i in range(201)],
+    }
     db.metric_series.insert_many([unordered, too_many])
     outcome = _run(db, "metric_series_points")
     assert not outcome.passed
@@ -186,14 +207,27 @@ def test_metric_points_out_of_order_or_over_the_cap(db):
 
 def test_inbox_entry_older_than_the_cap_and_not_surfaced(db):
     two_days = NOW - timedelta(days=2)
-    db.record_inbox.insert_many([
-        {"token_address": "Forgotten", "state": "retrying", "generation": 3, "received_at": two_days, "last_event_at": two_days},
-        {"token_address": "Young", "state": "pending", "generation": 0, "received_at": NOW - timedelta(hours=1)},
-        {"token_address": "Revived", "state": "launched", "generation": 0, "received_at": two_days,
-         "last_event_at": NOW - timedelta(hours=1)},  # an old token with a fresh event is being worked on
-        {"token_address": "GaveUp", "state": "stuck", "generation": 6, "received_at": two_days},  # surfaced
-        {"token_address": "Unknown", "state": "idle", "generation": 1, "received_at": two_days},
-    ])
+    db.record_inbox.insert_many(
+        [
+            {
+                "token_address": "Forgotten",
+                "state": "retrying",
+                "generation": 3,
+                "received_at": two_days,
+                "last_event_at": two_days,
+            },
+            {"token_address": "Young", "state": "pending", "generation": 0, "received_at": NOW - timedelta(hours=1)},
+            {
+                "token_address": "Revived",
+                "state": "launched",
+                "generation": 0,
+                "received_at": two_days,
+                "last_event_at": NOW - timedelta(hours=1),
+            },  # an old token with a fresh event is being worked on
+            {"token_address": "GaveUp", "state": "stuck", "generation": 6, "received_at": two_days},  # surfaced
+            {"token_address": "Unknown", "state": "idle", "generation": 1, "received_at": two_days},
+        ]
+    )
     outcome = _run(db, "inbox_not_stuck", now=NOW)
     assert not outcome.passed and outcome.sample_ids == ["Forgotten"]
     assert outcome.counts["open_entries"] == 3
