@@ -34,6 +34,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     publish.add_argument("--env", help="target queue suffix (SOCIALREC_ENV); default: the env file's, else sandbox")
     publish.add_argument("--fixed", action="store_true", help="use the fixed demo addresses instead of fresh ones")
+
+    sub.add_parser(
+        "backfill-queues",
+        help="once after upgrading: derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
+        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE)",
+    )
     credit = sub.add_parser(
         "paid-credit",
         help="show or clear the paid credit guard (set when a paid provider answers out-of-credit)",
@@ -78,6 +84,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"{args.env_file} not found (is scripts/run.sh --sandbox running?): publishing the fixed demo addresses\n")
         exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
         return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, soltracker_url=soltracker)
+    if args.command == "backfill-queues":
+        from socialrec_pipeline.store import Store
+        from socialrec_pipeline.store.client import open_client, open_database
+
+        uri = os.environ.get("MONGODB_URI")
+        if not uri:
+            print("MONGODB_URI is not set", file=sys.stderr)
+            return 2
+        client = open_client(uri)
+        try:
+            store = Store(open_database(client, os.environ.get("MONGODB_DATABASE", "socialrec")))
+            store.ensure_indexes()
+            print(f"tokens updated: {store.tokens.backfill_oldest_attempt()}")
+            print(f"metric series updated: {store.metrics.backfill_refresh_queue()}")
+        finally:
+            client.close()
+        return 0
     if args.command == "paid-credit":
         return paid_credit(args.action, os.environ, sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")

@@ -7,7 +7,13 @@ from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
-from socialrec_pipeline.defs.services import credit_guard_metadata, token_recorder, transient_only
+from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    credit_guard_metadata,
+    token_recorder,
+    transient_only,
+    warn_stopped_credentials,
+)
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
@@ -21,8 +27,11 @@ class MetricRefreshConfig(dg.Config):
     )
 
 
+#: Safe to repeat: a point added before the fault makes its object not due (minimum interval).
 @dg.op(
-    description="Re-fetch recently linked objects within the budget and append metric points (capped per object)."
+    retry_policy=TRANSIENT_RETRY,
+    description="Re-fetch the recently linked objects whose last metric point is oldest, within the budget, and "
+    "append points (at most one per object per SOCIALREC_METRIC_MIN_INTERVAL_MINUTES, capped per object).",
 )
 def refresh_metrics(
     context: dg.OpExecutionContext,
@@ -32,22 +41,33 @@ def refresh_metrics(
     recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
-    with transient_only():
+    with transient_only(context):
         # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
         result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
         guard = credit_guard_metadata(context, recorder.credit_guard)
     summary = {
+        "candidates": result.candidates,
         "urls_considered": result.urls_considered,
         "generator_calls": result.generator_calls,
         "points_appended": result.points_appended,
+        "failed": result.failed,
     }
     context.log.info("metric refresh " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    for url, reason in result.failures:
+        context.log.warning(f"metric refresh of {url} failed: {reason}")
+    if result.failed > len(result.failures):
+        context.log.warning(f"... and {result.failed - len(result.failures)} more failure(s)")
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     return dg.Output(
         summary,
         metadata={
             **summary,
+            "metrics_latest_updated": result.metrics_latest_updated,
+            "left_window": result.left_window,
             "budget_exhausted": result.budget_exhausted,
+            "credit_exhausted": result.credit_exhausted,
+            "min_interval_minutes": recorder.settings.metric_min_interval_minutes,
             "skipped": dg.MetadataValue.json(dict(result.skipped)),
             **guard,
         },

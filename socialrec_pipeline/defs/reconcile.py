@@ -19,10 +19,16 @@ from socialrec_pipeline.defs.resources import (
     SolTrackerResource,
 )
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
-from socialrec_pipeline.defs.services import credit_guard_metadata, status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.services import (
+    credit_guard_metadata,
+    status_counts,
+    token_recorder,
+    transient_only,
+    warn_stopped_credentials,
+)
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
-from socialrec_pipeline.recording.soltracker import UpstreamError
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 from socialrec_pipeline.recording.settings import SettingError
 
 START_VARIABLE = "SOCIALREC_RECONCILE_START"
@@ -99,7 +105,7 @@ def reconcile_window_body(
     deadline stopped the window: launch the partition again; recorded tokens drop out.
     """
     window = context.partition_time_window
-    with transient_only():  # a malformed setting or a bug fails at once instead of after retries
+    with transient_only(context):  # a malformed setting or a bug fails at once instead of after retries
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
         recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
@@ -109,13 +115,17 @@ def reconcile_window_body(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
             )
         except UpstreamError as exc:
+            transient = isinstance(exc, UpstreamUnavailable)
             message = (
                 f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
                 f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
-                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the step retries, then launch this partition again."
+                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
+                + ("the step retries, then launch this partition again." if transient else
+                   "not retried (a refused key or an answer outside the contract does not change by asking again "
+                   "at once): fix it, then launch this partition again.")
             )
             context.log.error(message)
-            raise dg.Failure(description=message) from exc
+            raise dg.Failure(description=message, allow_retries=transient) from exc
     summary = {
         "candidates": result.candidates,
         "present": result.present,
@@ -133,6 +143,7 @@ def reconcile_window_body(
         **credit_guard_metadata(context, recorder.credit_guard),
     }
     context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")

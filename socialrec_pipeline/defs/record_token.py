@@ -32,11 +32,14 @@ from socialrec_pipeline.defs.services import (
     status_counts,
     token_recorder,
     transient_only,
+    warn_run,
+    warn_stopped_credentials,
 )
-from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
+from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import HeldPaidSlot
+from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 
 class RecordTokenConfig(dg.Config):
@@ -93,7 +96,7 @@ def prepare(
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
-    with transient_only():
+    with transient_only(context):
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
         owner = lock_owner(context.run)
         if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
@@ -116,12 +119,16 @@ def prepare(
                 allow_retries=False,
             )
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
-            message = upstream_failure_message(address, prepared.reason)
-            context.log.error(f"{message} (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})")
+            message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
+            attempt = f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})" if prepared.retryable else ""
+            context.log.error(message + attempt)
             raise dg.Failure(
                 description=message,
                 metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+                allow_retries=prepared.retryable,
             )
+        if prepared.upstream_404_suspicious:
+            warn_run(context, upstream_404_streak_message(prepared.upstream_404_streak), UPSTREAM_ALL_404)
         context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
         yield dg.Output(
             str(prepared.outcome),
@@ -151,11 +158,25 @@ def prepare(
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
 
 
-def upstream_failure_message(address: str, reason: str) -> str:
+def upstream_failure_message(address: str, reason: str, *, retryable: bool = True) -> str:
+    if not retryable:
+        return (
+            f"SolTracker lookup of {address} failed ({reason}). Not retried: a refused key or an answer "
+            "outside the contract does not change by asking again at once. Nothing was written and the "
+            "token lock is released. Check SOL_TRACKER_API_KEY and SOL_TRACKER_BASE_URL, then re-execute this run."
+        )
     return (
         f"SolTracker lookup of {address} failed ({reason}). Nothing was written and the token lock is "
         "released. Check SolTracker (SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the token's next "
         "token.flow event relaunches it, or re-execute this run once SolTracker answers."
+    )
+
+
+def upstream_404_streak_message(streak: int) -> str:
+    return (
+        f"SolTracker answered 404 (unknown token) for the last {streak} tokens in a row. Tokens that qualified "
+        "on the stream are normally known upstream: check SOL_TRACKER_BASE_URL (a wrong base URL answers 404 "
+        "for every token). Unknown tokens are not recorded; reconcile their hours once the URL is fixed."
     )
 
 
@@ -176,7 +197,7 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
         recording: RecordingSettingsParam,
         generators: GeneratorsResource,
     ) -> UrlResult:
-        with transient_only():
+        with transient_only(context):
             # In the pool the step's own slot covers its call; outside it a short link whose target
             # is paid claims a slot of the same pool around that call.
             slots = HeldPaidSlot() if pool == PAID_POOL else PoolPaidSlots(context)
@@ -186,9 +207,13 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
             except LockNotHeld as exc:
                 raise dg.Failure(description=str(exc), allow_retries=False) from None
             # The deployment-wide credit guard: one out-of-credit answer anywhere stops this call.
+            # A rejected key or a spent quota stops that credential for the token's other steps too.
+            stops = RedisProviderStops(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
             with recorder.keep_alive(token):
-                result = recorder.record_one_url(token, planned)
+                result = recorder.record_one_url(token, planned, provider_stops=stops)
         context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
+        if result.stopped_credential is not None:
+            warn_stopped_credentials(context, [result.stopped_credential])
         return result
 
     return _record
@@ -238,6 +263,14 @@ def _lines_of(text: str, width: int, after: str = "") -> str:
     return "\n".join([*lines, rest])
 
 
+def credential_warnings(results: list[UrlResult]) -> dict[str, str]:
+    """`warnings`: the credentials a provider refused while recording this token (what to fix)."""
+    stopped = {r.stopped_credential.setting: r.stopped_credential for r in results if r.stopped_credential}
+    if not stopped:
+        return {}
+    return {"warnings": "\n".join(credential.advice() for _, credential in sorted(stopped.items()))}
+
+
 def url_table(results: list[UrlResult]) -> dg.TableMetadataValue:
     """One row per URL: what an operator checks first when a token looks incomplete."""
     return dg.MetadataValue.table(
@@ -276,7 +309,7 @@ def write_marker(
     """The `tokens` document, written last (it is the marker), then the lock is released."""
     order = {planned.url: i for i, planned in enumerate(token.planned)}
     ordered = sorted([*results, *paid_results], key=lambda r: order.get(r.planned.url, len(order)))
-    with transient_only():
+    with transient_only(context):
         recorder = token_recorder(mongo, redis, None, recording, generators)
         hold_lock(recorder.locks, token.address, token.owner)
         outcome = recorder.finish(token, ordered)
@@ -294,6 +327,7 @@ def write_marker(
             "forced_below_threshold": token.forced_below_threshold,
             **({"alpha_finders": token.alpha_finders} if token.alpha_finders is not None else {}),
             **guard,
+            **credential_warnings(ordered),
         },
     )
 

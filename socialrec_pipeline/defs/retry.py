@@ -14,6 +14,7 @@ from socialrec_pipeline.defs.services import (
     status_counts,
     token_recorder,
     transient_only,
+    warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
@@ -44,7 +45,7 @@ def retry_urls(
 ) -> dg.Output:
     """Re-route, gate, regenerate and rewrite the due URLs of the partition's status."""
     status = context.partition_key
-    with transient_only():
+    with transient_only(context):
         # Retry never asks upstream; paid calls claim a slot of the paid_social_api pool one at a time
         # and stop at the deployment-wide credit guard.
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
@@ -58,6 +59,7 @@ def retry_urls(
     )
     for level, line in retry_hints(status, result, settings, limit):
         context.log.log(level, line)
+    warn_stopped_credentials(context, result.stopped_credentials.values())
     return dg.Output(
         dict(result.statuses),
         metadata={
@@ -68,6 +70,8 @@ def retry_urls(
             "external_calls": result.external_calls,
             "exhausted": result.exhausted,
             "rerouted": result.rerouted,
+            "same_as_sibling": result.same_as_sibling,
+            "credentials_refused": ", ".join(sorted(result.stopped_credentials)) or "none",
             "credit_exhausted": result.credit_exhausted,
             "limit": limit,
             "min_interval_minutes": settings.retry_min_interval_minutes,

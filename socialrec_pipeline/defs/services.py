@@ -18,6 +18,7 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
+from socialrec_pipeline.defs.tags import INFRA_FAILED, OUTCOME_TAG, WARNING_TAG
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
@@ -40,7 +41,9 @@ def token_recorder(
         store=mongo.store(),
         upstream=soltracker.client() if soltracker is not None else None,
         locks=TokenLocks(client, ttl_s=settings.lock_ttl_s),
-        unknown_tokens=UnknownTokenCache(client, ttl_s=settings.unknown_token_ttl_s),
+        unknown_tokens=UnknownTokenCache(
+            client, ttl_s=settings.unknown_token_ttl_s, streak_scope=soltracker.base_url if soltracker is not None else ""
+        ),
         registry=generators.registry(settings.gate_settings()),
         settings=settings,
         credit_guard=credit_guard(client, generators),
@@ -131,19 +134,71 @@ def transient_retry_policy(delay_s: float) -> dg.RetryPolicy:
 TRANSIENT_RETRY = transient_retry_policy(step_retry_delay_s())
 
 
+def infra_service(exc: BaseException) -> tuple[str, str]:
+    """(service, variable to check) of an infrastructure fault."""
+    if isinstance(exc, pymongo.errors.PyMongoError):
+        return "MongoDB", "MONGODB_URI"
+    if isinstance(exc, redis.exceptions.RedisError):
+        return "Redis", "REDIS_URL"
+    return "the network", "MONGODB_URI / REDIS_URL"
+
+
+def infra_failure_message(exc: BaseException) -> str:
+    service, variable = infra_service(exc)
+    cause = str(exc).splitlines()[0][:300] if str(exc) else "no message"
+    return (
+        f"{service} unavailable: {type(exc).__name__}: {cause}. Check that {service} is up and "
+        f"reachable ({variable}); nothing half-done is kept as done, so launching the run again is safe."
+    )
+
+
 @contextlib.contextmanager
-def transient_only() -> Iterator[None]:
+def transient_only(context: dg.OpExecutionContext | None = None) -> Iterator[None]:
     """Let an op's `RetryPolicy` retry transient faults only.
 
     Anything else (a code bug, a malformed setting) fails the step at once with a `Failure` that
     forbids retries, instead of failing the same way three more times after growing delays.
     A `Failure` raised inside keeps its own `allow_retries`.
+
+    With `context`, a Redis or MongoDB fault is re-raised as a `Failure` whose description names
+    the service and the cause, and the op's last attempt tags the run `socialrec/outcome:
+    infra_failed` (earlier attempts are retried and may still succeed).
     """
     try:
         yield
-    except (dg.Failure, *TRANSIENT_ERRORS):
+    except dg.Failure:
         raise
     except SettingError as exc:  # the message names the variable; the chain would only add frames
         raise dg.Failure(description=str(exc), allow_retries=False) from None
+    except TRANSIENT_ERRORS as exc:
+        if context is None:
+            raise
+        message = infra_failure_message(exc)
+        last = is_last_attempt(context)
+        if last:
+            context.instance.add_run_tags(context.run_id, {OUTCOME_TAG: INFRA_FAILED})
+        context.log.error(message + ("" if last else f" (attempt {context.retry_number + 1}; the step is retried)"))
+        raise dg.Failure(description=message, allow_retries=not last) from exc
     except Exception as exc:
         raise dg.Failure(description=f"{type(exc).__name__}: {exc}", allow_retries=False) from exc
+
+
+def is_last_attempt(context: dg.OpExecutionContext) -> bool:
+    policy = getattr(context.op_def, "retry_policy", None)
+    return context.retry_number >= (policy.max_retries if policy is not None else 0)
+
+
+def warn_run(context: dg.OpExecutionContext, message: str, code: str) -> None:
+    """A run-level warning: the step's log at WARNING and the run tag `socialrec/warning` (codes,
+    comma-separated), which the Runs page shows and filters on."""
+    context.log.warning(message)
+    run = context.instance.get_run_by_id(context.run_id)
+    current = (run.tags if run is not None else context.run.tags).get(WARNING_TAG, "")
+    codes = sorted({c for c in current.split(",") if c} | {code})
+    context.instance.add_run_tags(context.run_id, {WARNING_TAG: ",".join(codes)})
+
+
+def warn_stopped_credentials(context: dg.OpExecutionContext, stopped) -> None:
+    """One run warning per credential a provider refused in this step."""
+    for credential in stopped:
+        warn_run(context, credential.advice(), credential.warning_code)

@@ -10,6 +10,14 @@ JOB_FAMILY_TAG = "socialrec/job"
 #: Set by `record_token_job` when it knows what happened to the token (recorded, locked,
 #: already_recorded, unknown_token, upstream_failed): a green run that recorded nothing is findable.
 OUTCOME_TAG = "socialrec/outcome"
+#: The outcome of any job's run that failed because Redis or MongoDB could not be reached.
+INFRA_FAILED = "infra_failed"
+#: Problems an operator must fix although the run may be green (a provider refused our key, a
+#: quota is spent, the upstream answers 404 for every token): comma-separated codes such as
+#: `key_rejected:TWITTERAPI_API_KEY`, `quota_exceeded:YOUTUBE_API_KEY`, `upstream_all_404`.
+WARNING_TAG = "socialrec/warning"
+#: The warning code of "SolTracker answered 404 for every token in a row" (a wrong base URL?).
+UPSTREAM_ALL_404 = "upstream_all_404"
 #: Set to `true` on a `record_token_job` run that recorded a token below the AF threshold because
 #: its config said `force_below_threshold: true`.
 FORCED_TAG = "socialrec/forced_below_threshold"

@@ -17,7 +17,7 @@ import dagster as dg
 from dagster._core.storage.tags import RUN_KEY_TAG
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
-from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, run_tags
+from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RETRYING, STUCK, RecordInbox
@@ -40,6 +40,19 @@ TICK_LIMITS = TickLimits()
 def active_tokens(instance: dg.DagsterInstance) -> set[str]:
     runs = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=ACTIVE_STATUSES))
     return {run.tags[TOKEN_TAG] for run in runs if TOKEN_TAG in run.tags}
+
+
+def upstream_404_warning(instance: dg.DagsterInstance) -> str | None:
+    """The latest finished record_token_job run's "SolTracker answered 404 for every token" warning,
+    relayed on the tick (the streak itself is counted by the runs, in Redis)."""
+    finished = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE]
+    latest = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=finished), limit=1)
+    if not latest or UPSTREAM_ALL_404 not in latest[0].tags.get(WARNING_TAG, "").split(","):
+        return None
+    return (
+        f"SolTracker answered 404 (unknown token) for every token in a row up to run {latest[0].run_id}: "
+        "check SOL_TRACKER_BASE_URL (a wrong base URL looks exactly like unknown tokens)."
+    )
 
 
 #: Ended runs, as `EndedRun.status` names them.
@@ -205,6 +218,9 @@ def token_flow_sensor(
         "retrying": inbox.count_in_state(RETRYING),
         "stuck": inbox.count_in_state(STUCK),
     }
+    warning = upstream_404_warning(context.instance)
+    if warning:
+        context.log.warning(warning)
     stuck = stuck_report(inbox) if tick["stuck"] else []
     for line in stuck:
         context.log.warning(
@@ -228,6 +244,6 @@ def token_flow_sensor(
     )
     return dg.SensorResult(
         run_requests=requests or None,
-        skip_reason=None if requests else skip_reason(tick),
+        skip_reason=None if requests else skip_reason(tick) + (f". WARNING: {warning}" if warning else ""),
         cursor=cursor,
     )

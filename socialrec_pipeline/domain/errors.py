@@ -11,6 +11,9 @@ class ProviderError(Exception):
     status: FetchStatus = FetchStatus.ERROR
     #: True when a request left this process (drives the `attempts` counter).
     external_call_made: bool = True
+    #: False when the answer says nothing about the target (our key, our quota, our credit): the
+    #: URL keeps its attempts whatever was sent (SPEC §4.1, §8).
+    judges_target: bool = True
 
     def __init__(self, message: str, *, external_call_made: bool = True) -> None:
         super().__init__(message)
@@ -43,6 +46,34 @@ class TransientProviderError(ProviderError):
     status = FetchStatus.ERROR
 
 
+class ProviderStop(ProviderError):
+    """The provider will refuse every further call made with this credential in this run.
+
+    `setting` names the credential (an environment variable): the run stops calling every
+    platform served with it, and the operator is told which variable to fix or top up.
+    """
+
+    judges_target = False
+
+    def __init__(self, message: str, *, setting: str, external_call_made: bool = True) -> None:
+        super().__init__(message, external_call_made=external_call_made)
+        self.setting = setting
+
+
+class ProviderKeyRejected(ProviderStop):
+    """The provider refused our key (401/403, YouTube `keyInvalid`/`forbidden`): a configuration
+    problem, never the target's. `unsupported` like an unset key: retryable, no attempt."""
+
+    status = FetchStatus.UNSUPPORTED
+
+
+class ProviderQuotaExceeded(ProviderStop):
+    """The credential's quota is spent for now (YouTube `quotaExceeded`): `error`, no attempt,
+    and no call to that provider for the rest of the run."""
+
+    status = FetchStatus.ERROR
+
+
 class OutOfCredit(ProviderError):
     """A paid provider's credit or quota is spent. The caller skips the remaining paid URLs.
 
@@ -51,6 +82,7 @@ class OutOfCredit(ProviderError):
     """
 
     status = FetchStatus.SKIPPED_PAID
+    judges_target = False
 
 
 class GraphContractError(Exception):

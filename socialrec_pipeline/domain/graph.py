@@ -106,6 +106,10 @@ class SocialObjectGraph(_Draft):
 
     groups: list[GraphGroup]
     root_ref: str
+    #: Whether building this graph sent a request. None: the generator's `makes_external_calls`
+    #: says. A generator whose calls are optional (urlscan enrichment) sets it per graph, so a URL
+    #: that was built from the URL alone never counts an attempt.
+    external_call_made: bool | None = Field(default=None, exclude=True)
 
     @classmethod
     def single(cls, group: GraphGroup) -> "SocialObjectGraph":

@@ -28,6 +28,8 @@ import httpx
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
+    ProviderKeyRejected,
+    ProviderStop,
     ProviderError,
     TargetBlocked,
     TargetNotFound,
@@ -137,6 +139,8 @@ class ApifyClient:
             # Belt and braces: whatever produced the message, the token never leaves in it.
             clean = self._redact(str(exc))
             if clean != str(exc):
+                if isinstance(exc, ProviderStop):
+                    raise type(exc)(clean, setting=exc.setting) from None
                 raise type(exc)(clean) from None
             raise
 
@@ -172,6 +176,8 @@ class ApifyClient:
             raise OutOfCredit(f"Apify {path}: HTTP {status}: {message[:160]}")
         if status == 408:
             raise TransientProviderError(f"Apify {path}: run exceeded the synchronous limit (HTTP 408)")
-        # 401 (bad token), other 403, 404 (unknown actor) are our configuration, never the target's.
+        if status in (401, 403):  # our token, never the target: fix APIFY_TOKEN (unsupported, no attempt)
+            raise ProviderKeyRejected(f"Apify {path}: HTTP {status}: token rejected: {message[:160]}", setting="APIFY_TOKEN")
+        # 404 (unknown actor) and anything else: our configuration or a glitch, never the target's.
         raise TransientProviderError(f"Apify {path}: HTTP {status}: {message[:160]}")
 

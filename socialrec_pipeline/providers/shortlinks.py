@@ -258,6 +258,7 @@ class ShortLinkGenerator:
         if delegate is None:
             raise TargetGated(f"{target.canonical_url}: no generator", FetchStatus.UNSUPPORTED)
         graph = delegate.generate(target, options, observed_at)
+        graph.external_call_made = True  # the short link itself was requested, whatever the delegate did
         root = next((g for g in graph.groups if g.ref == graph.root_ref), None)
         if root is not None and root.content is not None:
             root.content.url = target.canonical_url

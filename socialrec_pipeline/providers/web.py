@@ -112,18 +112,23 @@ class WebGenerator:
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
         url = routed.canonical_url
         data: dict[str, Any] = {}
+        queried = False
         if self._urlscan is not None:
-            data = self._enrichment(url)
+            data, queried = self._enrichment(url)
         content = ContentDraft(platform=Platform.WEB, subtype=ContentSubtype.SITE, platform_key=url, url=url, data=data)
-        return SocialObjectGraph.single(GraphGroup(ref="root", content=content))
+        graph = SocialObjectGraph.single(GraphGroup(ref="root", content=content))
+        # A site that urlscan was never asked about was built from its URL alone: no attempt.
+        graph.external_call_made = queried
+        return graph
 
-    def _enrichment(self, url: str) -> dict[str, Any]:
+    def _enrichment(self, url: str) -> tuple[dict[str, Any], bool]:
+        """(data, whether urlscan was asked)."""
         assert self._urlscan is not None
         domain = domain_of(url)
         if domain is None:
-            return {"urlscan_error": "not a plain DNS name; not queried"}
+            return {"urlscan_error": "not a plain DNS name; not queried"}, False
         try:
             results = self._urlscan.search_domain(domain)
-            return {"urlscan": summarize(results[0]) if results else {}}
+            return {"urlscan": summarize(results[0]) if results else {}}, True
         except ProviderError as exc:
-            return {"urlscan_error": str(exc)[:200]}
+            return {"urlscan_error": str(exc)[:200]}, exc.external_call_made

@@ -1,13 +1,14 @@
 """X through twitterapi.io: tweets, profiles, communities (contracts/platform-apis.md § X).
 
 Status decisions (documented here because the contract leaves them to us):
-- HTTP 401/403 (bad or revoked key) → `TransientProviderError` with a "key rejected" message: the
-  target was never judged, so the URL must stay retryable once the key is fixed.
+- HTTP 401/403 (bad or revoked key) → `ProviderKeyRejected` (`unsupported`, no attempt, names
+  `TWITTERAPI_API_KEY`): the target was never judged, so the URL stays retryable once the key is fixed.
 - HTTP 402 → `OutOfCredit`; 429, 5xx, other 4xx, non-JSON bodies and unexpected shapes → error.
 - HTTP 200 with `status: "error"` → judged by its message: "not found"/"does not exist" →
   `TargetNotFound`, "suspended" → `AccountSuspended`, "credit"/"balance" → `OutOfCredit`, anything
   else → error.
-- A tweet id absent from `tweets` → `TargetNotFound`. A user with `unavailable: true` →
+- A tweet id absent from `tweets` → `TargetNotFound`; `tweets` missing, null or not a list → error
+  (an answer of unexpected shape never judges the target). A user with `unavailable: true` →
   `AccountSuspended`, unless its reason says the user does not exist (`TargetNotFound`).
 - Communities are requested with `community_id` (the documented spelling); `communityId` is only
   accepted on the way back (`id`/`community_id`/`communityId` in the answer).
@@ -26,6 +27,7 @@ from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
     ProviderError,
+    ProviderKeyRejected,
     TargetNotFound,
     TransientProviderError,
 )
@@ -133,8 +135,8 @@ class TwitterApiClient:
     def tweets(self, tweet_ids: list[str]) -> list[Any]:
         body = self._get("/twitter/tweets", {"tweet_ids": ",".join(tweet_ids)})
         tweets = body.get("tweets")
-        if tweets is None:
-            return []
+        if tweets is None:  # missing or null is not "no such tweet": only a list can say that
+            raise TransientProviderError("twitterapi.io: answer without a `tweets` list")
         if not isinstance(tweets, list):
             raise TransientProviderError("twitterapi.io: `tweets` is not a list")
         return tweets
@@ -157,7 +159,9 @@ class TwitterApiClient:
         response = send(self._http, "GET", path, params=params)
         code = response.status_code
         if code in (401, 403):
-            raise TransientProviderError(f"twitterapi.io rejected the API key (HTTP {code}) on {path}")
+            raise ProviderKeyRejected(
+                f"twitterapi.io rejected the API key (HTTP {code}) on {path}", setting="TWITTERAPI_API_KEY"
+            )
         if code == 402:
             raise OutOfCredit(f"twitterapi.io: out of credit (HTTP 402) on {path}")
         raise_for_transient(response)

@@ -9,8 +9,10 @@ Decisions:
 - Shorts are videos; their content URL is the router's canonical `/shorts/{id}`, others `watch?v=`.
 - Channels by the router's key: `UC…` → `id=`, `user/{name}` → `forUsername=`, `@handle` and
   `c/{name}` → `forHandle=@…` (custom URLs have no lookup of their own; most equal the handle).
-- 403 `quotaExceeded`/`dailyLimitExceeded` → `OutOfCredit`; every other non-200 → error (404 is not
-  documented for these list endpoints, so it is a surprise, not a verdict).
+- 403 `quotaExceeded`/`dailyLimitExceeded` → `ProviderQuotaExceeded`: `error` without an attempt, and
+  no YouTube call for the rest of the run. `keyInvalid`/`forbidden` (and the other key reasons) →
+  `ProviderKeyRejected`: `unsupported`, no attempt, names `YOUTUBE_API_KEY`. Every other non-200 →
+  error (404 is not documented for these list endpoints, so it is a surprise, not a verdict).
 - `hiddenSubscriberCount: true` → no `followers` (the reported figure is rounded/withheld).
 """
 
@@ -22,7 +24,13 @@ from typing import Any
 import httpx
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
-from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.errors import (
+    ProviderError,
+    ProviderKeyRejected,
+    ProviderQuotaExceeded,
+    TargetNotFound,
+    TransientProviderError,
+)
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
@@ -50,6 +58,8 @@ VIDEO_METRICS = ("viewCount", "likeCount", "commentCount")
 CHANNEL_METRICS = ("subscriberCount", "videoCount", "viewCount")
 VIDEO_DATA = ("categoryId", "liveBroadcastContent", "defaultAudioLanguage")
 _QUOTA_REASONS = {"quotaExceeded", "dailyLimitExceeded"}
+#: Reasons that speak of our key, not of the target (Google API error reasons).
+_KEY_REASONS = {"keyInvalid", "forbidden", "accessNotConfigured", "keyExpired", "ipRefererBlocked"}
 
 
 class YouTubeClient:
@@ -103,7 +113,9 @@ def _status_error(path: str, response: httpx.Response) -> ProviderError:
         if isinstance(as_dict(error).get("reason"), str):
             reasons.add(error["reason"])
     if code == 403 and reasons & _QUOTA_REASONS:
-        return OutOfCredit(f"YouTube {path}: quota exceeded")
+        return ProviderQuotaExceeded(f"YouTube {path}: quota exceeded {sorted(reasons & _QUOTA_REASONS)}", setting="YOUTUBE_API_KEY")
+    if code in (400, 401, 403) and reasons & _KEY_REASONS:
+        return ProviderKeyRejected(f"YouTube {path}: HTTP {code} API key refused {sorted(reasons & _KEY_REASONS)}", setting="YOUTUBE_API_KEY")
     return TransientProviderError(f"YouTube {path}: HTTP {code} {sorted(reasons) or ''}".rstrip())
 
 

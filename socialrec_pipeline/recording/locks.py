@@ -7,6 +7,7 @@ the lock". `try_acquire` returns False only on real contention; every Redis erro
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import threading
 from collections.abc import Iterator
@@ -173,18 +174,40 @@ class KeepAlive:
 
 
 class UnknownTokenCache:
-    """Negative cache: an address the upstream did not know is not asked again for `ttl_s`."""
+    """Negative cache: an address the upstream did not know is not asked again for `ttl_s`.
 
-    def __init__(self, client: redis.Redis, ttl_s: float = 300.0, *, prefix: str = UNKNOWN_TOKEN_PREFIX) -> None:
+    It also counts the upstream's consecutive "unknown" answers (`remember` increments, a known
+    token resets): a wrong base URL answers 404 for every token, exactly like "unknown token", and
+    a long streak is how an operator gets told. The counter is scoped by `streak_scope` (the
+    upstream's base URL), so two deployments on one Redis do not mix their streaks.
+    """
+
+    def __init__(
+        self, client: redis.Redis, ttl_s: float = 300.0, *, prefix: str = UNKNOWN_TOKEN_PREFIX, streak_scope: str = ""
+    ) -> None:
         self.redis = client
         self.ttl_s = ttl_s
         self.prefix = prefix
+        # Never a base58 address: `-` and `:` are outside the alphabet.
+        self.streak_key = f"{prefix}upstream-404-streak:{hashlib.sha1(streak_scope.encode()).hexdigest()[:12]}"
 
     def is_known_unknown(self, address: str) -> bool:
         return bool(self.redis.exists(f"{self.prefix}{address}"))
 
-    def remember(self, address: str) -> None:
-        self.redis.set(f"{self.prefix}{address}", b"1", px=max(1, int(self.ttl_s * 1000)))
+    def remember(self, address: str) -> int:
+        """Cache the address as unknown; returns how many upstream answers in a row said unknown."""
+        pipe = self.redis.pipeline()
+        pipe.set(f"{self.prefix}{address}", b"1", px=max(1, int(self.ttl_s * 1000)))
+        pipe.incr(self.streak_key)
+        pipe.expire(self.streak_key, 7 * 86_400)
+        return int(pipe.execute()[1])
+
+    def note_known(self) -> None:
+        """The upstream knew a token: the streak of unknown answers is over."""
+        self.redis.delete(self.streak_key)
+
+    def unknown_streak(self) -> int:
+        return int(self.redis.get(self.streak_key) or 0)
 
     def forget(self, address: str) -> None:
         self.redis.delete(f"{self.prefix}{address}")

@@ -1,17 +1,30 @@
 """Metric refresh (SPEC §9): re-observe recently linked objects and append metric points.
 
-Deliberately simple: generators are the only way to observe, so the refresh re-generates the graph
-of each recent link's entry URL (`source_url`) and appends a point for every object in it whose
-identity key matches an object that URL linked. Accounts and venues of the graph are completed and
-refreshed like on any observation (`GraphWriter.refresh_identities`, SPEC §5); contents rows are not. Bounded by a per-run budget of generator calls; paid platforms are skipped
-while paid fetching is off; series stay capped by `append_point`'s `$slice`.
+Candidates come from the refresh queue kept on `metric_series` (see `store/metric_series.py`):
+only objects with metrics have a series, so only they are candidates, and the objects whose last
+point is oldest come first (`idx_series_refresh`, one range scan per platform that may be called).
+An object gets a new point only when its last point is older than the minimum interval
+(`SOCIALREC_METRIC_MIN_INTERVAL_MINUTES`, default 60), so back-to-back runs add nothing.
 
+Per candidate: an object last linked before the lookback window leaves the queue (a new link brings
+it back); otherwise the newest link's entry URL (`source_url`) is re-generated — generators are the
+only way to observe — and every object of that graph that is stored, has metrics and is due gets a
+point. For a content, `metrics_latest` moves together with the series and its `observed_at` never
+regresses. Accounts and venues of the graph are completed and refreshed like on any observation
+(`GraphWriter.refresh_identities`, SPEC §5); contents rows are otherwise not updated.
+
+A candidate that yields no point goes to the back of the queue (`touch_refresh`): a URL that fails
+every time cannot take every run's budget. A target gone for good (`not_found`, `suspended`)
+leaves the queue. Failures are logged at WARNING and counted (`failed`, `failures`).
+
+Cost: bounded by `budget` generator calls; paid platforms are not even read while paid is off.
 Paid calls go through `TokenRecorder.fetch`, like recording and retry: a short link is judged by
 its resolved target, a paid call takes a slot of the paid pool (the recorder's `paid_slots`) and
 checks the credit guard right before it. The guard is the recorder's (in the code location the
-deployment-wide Redis flag): once any paid call anywhere met out-of-credit, later URLs on paid
-platforms are counted as `skipped["credit_exhausted"]` and cost no call; the URL that met it counts
-as `skipped["skipped_paid"]`.
+deployment-wide Redis flag): once any paid call anywhere met out-of-credit, later paid candidates
+count as `skipped["credit_exhausted"]` and cost no call; the one that met it counts as
+`skipped["skipped_paid"]`. A refused key or a spent quota stops that credential for the run
+(`ProviderStops`), counted as `skipped["credential_stopped"]`.
 """
 
 from __future__ import annotations
@@ -23,26 +36,39 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
+from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.models import MetricPoint
 from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
+from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.writer import validate_graph
 
 log = logging.getLogger(__name__)
 
+#: At most this many failures are kept with their reason (all are counted).
+MAX_FAILURES_KEPT = 50
+
 
 @dataclass
 class MetricRefreshResult:
+    #: Queue entries looked at (due, in order), including those that left the window.
+    candidates: int = 0
     urls_considered: int = 0
     generator_calls: int = 0
     points_appended: int = 0
+    metrics_latest_updated: int = 0
+    #: Candidates whose last link is older than the lookback: they left the queue.
+    left_window: int = 0
+    failed: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
     budget_exhausted: bool = False
     credit_exhausted: bool = False
+    stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
 
 
 class MetricRefreshService:
-    """Appends metric points for objects linked within a lookback window."""
+    """Appends metric points to the objects waiting longest, within a budget of generator calls."""
 
     def __init__(self, store, recorder: TokenRecorder, clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
@@ -55,67 +81,139 @@ class MetricRefreshService:
         lookback: timedelta,
         budget: int,
         *,
-        link_scan_limit: int = 5000,
+        min_interval: timedelta | None = None,
         credit_guard: CreditGuard | None = None,
+        provider_stops: ProviderStops | None = None,
     ) -> MetricRefreshResult:
         result = MetricRefreshResult()
         guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
+        stops = provider_stops or InMemoryProviderStops()
+        interval = min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        now = self.clock()
+        due_before, window_start = now - interval, now - lookback
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
-        links = self.store.links.find_linked_since(self.clock() - lookback, platforms, link_scan_limit)
-        linked: dict[str, set] = {}
-        for link in links:  # newest first: the freshest URLs are refreshed first
-            linked.setdefault(link.source_url, set()).add((link.object, link.object_id))
-        refreshed: set = set()
-        for url, objects in linked.items():
-            if result.generator_calls >= budget:
-                result.budget_exhausted = True
-                break
-            result.urls_considered += 1
-            routed = self.recorder.route_text(url)
-            if routed is None:
-                result.skipped["unroutable"] += 1
-                continue
-            decision = self.recorder.gate(routed)
-            generator = self.recorder.registry.for_source_type(routed.source_type)
-            if not decision.allowed or generator is None:
-                result.skipped[str(decision.status or "unsupported")] += 1
-                continue
-            if self.recorder.is_paid(routed) and guard.is_exhausted():
-                result.skipped["credit_exhausted"] += 1
-                continue
-            observed = self.clock()
-            result.generator_calls += 1
-            # The same call path as recording: a short link is judged by its target, and a paid
-            # call waits for a slot of the paid pool and checks the credit guard right before it.
-            fetched = self.recorder.fetch(routed, generator, observed, guard)
-            if fetched.status is not None:
-                if fetched.held_back == "credit_exhausted":
-                    result.skipped["credit_exhausted"] += 1
-                elif fetched.held_back == "out_of_credit":
-                    log.info("metric refresh of %s: out of credit; paid URLs skipped from here", url)
-                    result.skipped["skipped_paid"] += 1
-                else:
-                    log.info("metric refresh of %s: %s (%s)", url, fetched.status, fetched.error)
-                    result.skipped[str(fetched.status)] += 1
-                continue
-            graph = fetched.graph
-            try:
-                validate_graph(graph, url)
-                self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
-            except Exception as exc:  # one URL never stops the run
-                log.info("metric refresh of %s failed: %s", url, exc)
-                result.skipped["error"] += 1
-                continue
-            for kind, object_id, platform, metrics in self._observed(graph, url, routed.canonical_url):
-                if (kind, object_id) not in objects or (kind, object_id) in refreshed:
+        tried: set[tuple[str, object]] = set()  # queue entries handled in this run
+        pointed: set[tuple[str, object]] = set()  # objects that got a point in this run
+        fetched: set[str] = set()  # entry URLs already re-generated in this run
+        queue = self.store.metrics.iter_refresh_due(platforms, due_before)
+        try:
+            for entry in queue:
+                key = (entry["object"], entry["object_id"])
+                if key in tried or key in pointed:
                     continue
-                point = MetricPoint.of(platform, kind, metrics, observed)
-                if point.metrics:
-                    self.store.metrics.append_point(kind, object_id, platform, point)
-                    refreshed.add((kind, object_id))
-                    result.points_appended += 1
+                if result.generator_calls >= budget:
+                    result.budget_exhausted = True
+                    break
+                result.candidates += 1
+                tried.add(key)
+                kind, object_id = ObjectKind(entry["object"]), entry["object_id"]
+                linked_at = entry.get("linked_at") or entry.get("created_at")
+                if linked_at is None or linked_at < window_start:
+                    self.store.metrics.leave_refresh_queue(kind, object_id)
+                    result.left_window += 1
+                    continue
+                links = self.store.links.find_by_object_as_of(object_id, now)
+                if not links:  # linked by nothing any more (a retry replaced the links): not a candidate
+                    self.store.metrics.leave_refresh_queue(kind, object_id)
+                    result.skipped["no_link"] += 1
+                    continue
+                newest = links[-1]
+                url = newest.source_url  # the newest link's entry URL
+                if url in fetched:  # its graph was observed in this run: the object was not in it
+                    self.store.metrics.touch_refresh(kind, object_id, now)
+                    continue
+                fetched.add(url)
+                appended = self._refresh_url(url, key, due_before, guard, stops, pointed, result)
+                if not appended:
+                    # To the back of the queue, with every object that URL linked: one failing
+                    # URL costs one generator call per interval, not one per object.
+                    for link in self.store.links.find_by_token(newest.token_address):
+                        other = (str(link.object), link.object_id)
+                        if link.source_url == url and other not in pointed:
+                            self.store.metrics.touch_refresh(link.object, link.object_id, now)
+                            tried.add(other)
+        finally:
+            queue.close()
         result.credit_exhausted = guard.is_exhausted()
         return result
+
+    def _refresh_url(self, url: str, wanted, due_before: datetime, guard, stops, pointed: set, result) -> bool:
+        """Re-generate `url` and append points for its due objects; True when `wanted` (the
+        candidate's `(object, object_id)`) got one."""
+        result.urls_considered += 1
+        routed = self.recorder.route_text(url)
+        if routed is None:
+            result.skipped["unroutable"] += 1
+            return False
+        decision = self.recorder.gate(routed)
+        generator = self.recorder.registry.for_source_type(routed.source_type)
+        if not decision.allowed or generator is None:
+            result.skipped[str(decision.status or "unsupported")] += 1
+            return False
+        if self.recorder.is_paid(routed) and guard.is_exhausted():
+            result.skipped["credit_exhausted"] += 1
+            return False
+        if stops.stopped(routed.platform) is not None:
+            result.skipped["credential_stopped"] += 1
+            return False
+        observed = self.clock()
+        result.generator_calls += 1
+        # The same call path as recording: a short link is judged by its target, and a paid call
+        # waits for a slot of the paid pool and checks the credit guard right before it.
+        fetched = self.recorder.fetch(routed, generator, observed, guard, provider_stops=stops)
+        if fetched.status is not None:
+            if fetched.held_back == "credit_exhausted":
+                result.skipped["credit_exhausted"] += 1
+            elif fetched.held_back == "out_of_credit":
+                log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)
+                result.skipped["skipped_paid"] += 1
+            elif fetched.held_back:  # no slot of the paid pool in time: held back, not a failure
+                result.skipped[str(fetched.status)] += 1
+            elif fetched.stopped_credential is not None:
+                result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
+                self._failed(result, url, fetched.error or str(fetched.status))
+            elif fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED) and not fetched.external_call:
+                result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
+            else:
+                if fetched.status in (FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED):  # gone for good
+                    self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
+                self._failed(result, url, fetched.error or str(fetched.status))
+            return False
+        graph = fetched.graph
+        try:
+            validate_graph(graph, url)
+            self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
+        except Exception as exc:  # one URL never stops the run
+            self._failed(result, url, f"{type(exc).__name__}: {exc}")
+            return False
+        observed_objects = list(self._observed(graph, url, routed.canonical_url))
+        last_points = self.store.metrics.find_last_point_times((kind, oid) for kind, oid, _, _ in observed_objects)
+        appended_wanted = False
+        for kind, object_id, platform, metrics in observed_objects:
+            key = (str(kind), object_id)
+            if key not in last_points or key in pointed:  # objects with metrics only (those have a series)
+                continue
+            last = last_points[key]
+            if last is not None and last > due_before:  # the minimum interval between points
+                continue
+            point = MetricPoint.of(platform, kind, metrics, observed)
+            if not point.metrics:
+                continue
+            self.store.metrics.append_point(kind, object_id, platform, point)
+            if kind is ObjectKind.CONTENTS and self.store.contents.update_metrics_latest(object_id, point.metrics, observed):
+                result.metrics_latest_updated += 1
+            pointed.add(key)
+            result.points_appended += 1
+            appended_wanted |= key == (str(wanted[0]), wanted[1])
+        return appended_wanted
+
+    @staticmethod
+    def _failed(result: MetricRefreshResult, url: str, error: str) -> None:
+        reason = error[:300]
+        log.warning("metric refresh of %s failed: %s", url, reason)
+        result.failed += 1
+        if len(result.failures) < MAX_FAILURES_KEPT:
+            result.failures.append((url, reason))
 
     def _observed(self, graph, url: str, canonical: str):
         """(kind, stored id, platform, metrics) for every object of the graph that exists."""

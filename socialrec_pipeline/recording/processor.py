@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pymongo.errors import PyMongoError
 
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
-from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, status_of_error
+from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.domain.graph import SocialObjectGraph
@@ -31,8 +31,9 @@ from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
+from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens, UpstreamUnavailable
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.apex import domain_fingerprint
 from socialrec_pipeline.routing.source_types import SourceType
@@ -84,25 +85,54 @@ class PreparedToken:
     forced_below_threshold: bool = False
 
 
+#: This many upstream "unknown token" answers in a row are reported as a warning: a wrong base URL
+#: answers 404 for every token, exactly like an unknown one.
+UPSTREAM_404_STREAK_WARNING = 10
+
+
 @dataclass(frozen=True)
 class SkippedToken:
     address: str
     outcome: RecordOutcome
     reason: str = ""
     upstream_calls: int = 0
+    #: False when another attempt of this run cannot help (the upstream refused our key, answered
+    #: out of contract or for another address): the op fails without retries.
+    retryable: bool = True
+    #: Consecutive upstream "unknown" answers, this one included (0 when not asked).
+    upstream_404_streak: int = 0
+
+    @property
+    def upstream_404_suspicious(self) -> bool:
+        return self.upstream_404_streak >= UPSTREAM_404_STREAK_WARNING
+
+
+#: Statuses that never judged the target, so they never count an attempt (SPEC §4.1).
+_NO_ATTEMPT_STATUSES = frozenset({FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID})
 
 
 @dataclass
 class UrlResult:
-    """What happened to one planned URL; `external_call` drives `attempts`."""
+    """What happened to one planned URL; `counts_as_attempt` drives `attempts`."""
 
     planned: PlannedUrl
     status: FetchStatus
+    #: A request left this process (run metadata `external_calls`).
     external_call: bool = False
     error: str | None = None
     write: WriteResult | None = None
     attempted_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     duration_s: float = 0.0
+    #: False when the answer said nothing about the target (our key, quota or credit).
+    judged_target: bool = True
+    #: Set when a rejected key or a spent quota decided this URL: which variable, and why.
+    stopped_credential: StoppedCredential | None = None
+
+    @property
+    def counts_as_attempt(self) -> bool:
+        """An attempt is an external call that judged the target (SPEC §8: attempts count
+        external calls only; `unsupported` / `skipped_paid` never judged it)."""
+        return self.external_call and self.judged_target and self.status not in _NO_ATTEMPT_STATUSES
 
     def to_record(self, attempts: int | None = None) -> SocialUrlRecord:
         routed = self.planned.routed
@@ -116,7 +146,7 @@ class UrlResult:
             subtype=routed.subtype if routed else None,
             status=self.status,
             attempted_at=self.attempted_at,
-            attempts=(1 if self.external_call else 0) if attempts is None else attempts,
+            attempts=(1 if self.counts_as_attempt else 0) if attempts is None else attempts,
         )
 
 
@@ -134,6 +164,10 @@ class Fetched:
     #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
     #: (this call tripped it), "no_slot" (no pool slot in time); empty otherwise.
     held_back: str = ""
+    #: False when the answer said nothing about the target (our key, quota or credit).
+    judged_target: bool = True
+    #: A rejected key or a spent quota decided this URL (now, or earlier in the same scope).
+    stopped_credential: StoppedCredential | None = None
 
 
 @dataclass
@@ -198,6 +232,7 @@ class TokenRecorder:
         gate_fn: Callable | None = None,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
+        provider_stops: ProviderStops | None = None,
     ) -> None:
         self.store = store
         self.upstream = upstream
@@ -215,6 +250,8 @@ class TokenRecorder:
         self.credit_guard: CreditGuard = credit_guard or InMemoryCreditGuard()
         #: Where a paid call may run (`recording/paid.py`); unbounded outside Dagster.
         self.paid_slots: PaidSlots = paid_slots or UnboundedPaidSlots()
+        #: Credentials refused in this recorder's scope (a token, a run): not called again.
+        self.provider_stops: ProviderStops = provider_stops or InMemoryProviderStops()
 
     # -- the composed path -----------------------------------------------------------------------
     def record_token(self, event: TokenFlowEvent, owner: str) -> TokenRecordResult:
@@ -236,9 +273,10 @@ class TokenRecorder:
             )
         started = time.perf_counter()
         guard = self.credit_guard
+        stops = InMemoryProviderStops()  # one token: a refused credential is not called again for it
         try:
             with self.keep_alive(prepared):
-                results = [self.record_one_url(prepared, planned, guard) for planned in prepared.planned]
+                results = [self.record_one_url(prepared, planned, guard, stops) for planned in prepared.planned]
         except BaseException:
             self._release(prepared)
             raise
@@ -290,11 +328,15 @@ class TokenRecorder:
                 except UpstreamError as exc:
                     log.warning("upstream lookup failed for %s: %s", address, exc)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls)
+                    return SkippedToken(
+                        address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls,
+                        retryable=isinstance(exc, UpstreamUnavailable),
+                    )
                 if token is None:
-                    self.unknown_tokens.remember(address)
+                    streak = self.unknown_tokens.remember(address)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls)
+                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak)
+                self.unknown_tokens.note_known()
             alpha_finders = token.total_invested_alpha_finders
             below = alpha_finders < self.settings.af_threshold
             if check_threshold and below and not force_below_threshold:
@@ -346,6 +388,7 @@ class TokenRecorder:
         prepared: PreparedToken,
         planned: PlannedUrl,
         credit_guard: CreditGuard | None = None,
+        provider_stops: ProviderStops | None = None,
     ) -> UrlResult:
         """Gate → delete the URL's links → generate → write. Never raises for anything the URL
         runs into.
@@ -354,13 +397,18 @@ class TokenRecorder:
         generator runs (SPEC §8): with the token lock held they can only come from an attempt that
         died before its marker or, on the retry path, from an earlier attempt. Re-running never
         duplicates links, and a failed attempt leaves none of the old ones behind.
+
+        A credential stopped earlier in the same scope (rejected key, spent quota) is not called
+        again: the URL gets the stop's status without an attempt.
         """
         started = time.perf_counter()
-        result = self._record_one_url(prepared, planned, credit_guard or self.credit_guard)
+        result = self._record_one_url(
+            prepared, planned, credit_guard or self.credit_guard, provider_stops or self.provider_stops
+        )
         result.duration_s = time.perf_counter() - started
         return result
 
-    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard) -> UrlResult:
+    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops) -> UrlResult:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
@@ -377,11 +425,12 @@ class TokenRecorder:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
             return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
-        fetched = self.fetch(routed, generator, attempted_at, guard)
+        fetched = self.fetch(routed, generator, attempted_at, guard, provider_stops=stops)
         if fetched.status is not None:
             return UrlResult(
                 planned, fetched.status, external_call=fetched.external_call,
                 error=fetched.error, attempted_at=attempted_at,
+                judged_target=fetched.judged_target, stopped_credential=fetched.stopped_credential,
             )
         try:
             written = self.writer.write(
@@ -412,6 +461,8 @@ class TokenRecorder:
         observed_at: datetime,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
+        *,
+        provider_stops: ProviderStops | None = None,
     ) -> Fetched:
         """Call the provider for one gated URL: the one place every job's paid calls go through.
 
@@ -421,10 +472,13 @@ class TokenRecorder:
         runs only inside a slot of the paid pool, and only while the credit guard is clear —
         checked again once the slot is held, right before the call. An out-of-credit answer trips
         the guard for every step, run and job, and the URL is `skipped_paid` with no attempt.
-        Never raises for anything the URL runs into.
+        A credential refused earlier in the scope of `provider_stops` (a rejected key, a spent
+        quota) is not called: the URL gets that stop's status, no attempt. A `ProviderStop` answer
+        stops the credential for the rest of the scope. Never raises for anything the URL runs into.
         """
         guard = credit_guard or self.credit_guard
         slots = paid_slots or self.paid_slots
+        stops = provider_stops or self.provider_stops
         options = self.generate_options()
         target, resolved = routed, False
         resolve_target = getattr(generator, "resolve_target", None)
@@ -440,6 +494,11 @@ class TokenRecorder:
             if not decision.allowed:  # a gate refusal is never an attempt
                 return Fetched(target, status=FetchStatus(decision.status),
                                error=f"resolves to {target.canonical_url}: {decision.reason}")
+        stopped = stops.stopped(target.platform)
+        if stopped is not None:
+            return Fetched(target, status=stopped.status, judged_target=False, stopped_credential=stopped,
+                           external_call=resolved,
+                           error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})")
         paid = self.is_paid(target)
         call = generator.generate_target if resolved else generator.generate
         makes_calls = resolved or generator.makes_external_calls
@@ -463,10 +522,19 @@ class TokenRecorder:
         except Exception as exc:  # every generator failure becomes a status
             if isinstance(exc, AccountSuspended):
                 self.note_unavailable(target, observed_at, exc.platform_key)
+            stop = None
+            if isinstance(exc, ProviderStop):
+                stops.stop(exc)
+                stop = StoppedCredential.of(exc)
             external = bool(getattr(exc, "external_call_made", makes_calls)) or resolved
             return Fetched(target, status=status_of_error(exc), external_call=external,
-                           error=f"{type(exc).__name__}: {exc}", paid=paid)
-        return Fetched(target, graph=graph, external_call=makes_calls, paid=paid)
+                           error=f"{type(exc).__name__}: {exc}", paid=paid,
+                           judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
+                           stopped_credential=stop)
+        # A generator whose calls are optional (urlscan enrichment) says per graph whether it called.
+        reported = getattr(graph, "external_call_made", None)
+        external = (makes_calls if reported is None else bool(reported)) or resolved
+        return Fetched(target, graph=graph, external_call=external, paid=paid)
 
     # -- accounts and venues (SPEC §5) -------------------------------------------------------------
     def generate_options(self) -> GenerateOptions:

@@ -49,6 +49,8 @@ class ReconcileResult:
     existence_queries: int = 0
     stopped_by: str | None = None
     url_statuses: Counter = field(default_factory=Counter)
+    #: Credentials a provider refused while recording (setting → `StoppedCredential`).
+    stopped_credentials: dict = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -131,6 +133,9 @@ class ReconcileService:
         if outcome.outcome is RecordOutcome.RECORDED:
             result.recorded += 1
             result.url_statuses.update(outcome.statuses)
+            for url in outcome.urls:
+                if url.stopped_credential is not None:
+                    result.stopped_credentials.setdefault(url.stopped_credential.setting, url.stopped_credential)
         elif outcome.outcome is RecordOutcome.LOCKED:
             result.skipped_locked += 1
         elif outcome.outcome is RecordOutcome.ALREADY_RECORDED:

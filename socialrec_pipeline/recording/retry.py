@@ -3,8 +3,13 @@
 Per URL: token lock (skip on contention) → route the URL AGAIN (classifier fixes must reach old
 URLs) → gate → delete the URL's links → generate and write → update only that `social_urls[]`
 element.
-`attempts` grows only when an external call was made; an `error` reaching `max_attempts` becomes
-`exhausted`. Upstream calls: zero — everything needed is in the `tokens` document.
+`attempts` grows only when an external call judged the target; an `error` reaching `max_attempts`
+becomes `exhausted`. Upstream calls: zero — everything needed is in the `tokens` document.
+
+Only the retried URL's own links are ever deleted. A URL whose new canonical form is already held
+by a sibling element of the same token is the same target as that sibling: it takes the sibling's
+status without a fetch, its own (old-spelling) links go, and the sibling's links stay untouched.
+A credential refused in this run (rejected key, spent quota) is not called again in it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from datetime import datetime, timedelta, timezone
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.recording.locks import CreditGuard
-from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder
+from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder, UrlResult
+from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
 
 log = logging.getLogger(__name__)
@@ -35,8 +41,12 @@ class RetryResult:
     external_calls: int = 0
     exhausted: int = 0
     rerouted: int = 0
+    #: Re-routed URLs that turned out to be a sibling's URL: resolved to its status, nothing fetched.
+    same_as_sibling: int = 0
     statuses: Counter = field(default_factory=Counter)
     credit_exhausted: bool = False
+    #: Credentials refused during the run (setting → why): the operator's fix list.
+    stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
 
 
 class RetryService:
@@ -61,6 +71,7 @@ class RetryService:
         *,
         credit_guard: CreditGuard | None = None,
         owner: str | None = None,
+        provider_stops: ProviderStops | None = None,
     ) -> RetryResult:
         """Retry up to `limit` URLs (default `retry_limit`) in `statuses` (default: the retryable
         set; `invalid` / `exhausted` only when named explicitly)."""
@@ -72,52 +83,77 @@ class RetryService:
         # The recorder's guard (deployment-wide in the code location): out-of-credit met anywhere
         # stops this run's paid URLs too.
         guard = credit_guard or self.recorder.credit_guard
+        # One scope for the run: a refused key or a spent quota is not called again in it.
+        stops = provider_stops or InMemoryProviderStops()
         owner = owner or f"retry-{uuid.uuid4().hex}"
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
-        tokens = self.store.tokens.find_by_url_statuses(wanted, cutoff, budget)
-        result = RetryResult(tokens_selected=len(tokens))
-        for selected in tokens:
-            if budget <= 0:
-                break
-            due = _due(selected, wanted, cutoff, budget)
-            if not due:
-                continue
-            with self.recorder.locks.acquired(selected.address, owner) as got:
+        # The `budget` URLs waiting longest, whatever their token (fair: SPEC §8 "oldest first").
+        selected = self.store.tokens.find_due_urls(wanted, cutoff, budget)
+        result = RetryResult(tokens_selected=len(selected))
+        for chosen, records in selected:
+            urls = {r.url for r in records}
+            with self.recorder.locks.acquired(chosen.address, owner) as got:
                 if not got:
-                    result.skipped_locked += len(due)
+                    result.skipped_locked += len(records)
                     continue
                 # Read again under the lock: another worker may have retried these URLs between
                 # the selection and now, and must not be paid for twice.
-                token = self.store.tokens.find_by_address(selected.address)
-                for record in _due(token, wanted, cutoff, budget) if token else []:
-                    self._retry_url(token, record, owner, guard, result)
-                    budget -= 1
+                token = self.store.tokens.find_by_address(chosen.address)
+                for record in _due(token, wanted, cutoff, urls) if token else []:
+                    self._retry_url(token, record, owner, guard, stops, result)
         result.credit_exhausted = guard.is_exhausted()
         return result
 
-    def _retry_url(self, token: Token, record: SocialUrlRecord, owner, guard, result: RetryResult) -> None:
+    def _retry_url(self, token: Token, record: SocialUrlRecord, owner, guard, stops, result: RetryResult) -> None:
         raw = record.raw_url or record.url
         routed = self.recorder.route_text(raw)
         new_url = routed.canonical_url if routed else record.url
-        if new_url != record.url and token.social_url(new_url) is not None:
-            new_url = record.url  # another element already holds that URL: keep this one's identity
+        sibling = token.social_url(new_url) if new_url != record.url else None
         if routed is not None and (routed.source_type.value != record.source_type or new_url != record.url):
             result.rerouted += 1
+        if sibling is not None:
+            # The sibling may have been retried a moment ago in this run: take its current outcome.
+            current = self.store.tokens.find_by_address(token.address)
+            sibling = (current.social_url(new_url) if current else None) or sibling
+            self._resolve_to_sibling(token, record, sibling, routed, raw, result)
+            return
         planned = PlannedUrl(url=new_url, raw_url=raw, source_field=record.source_field, routed=routed)
         prepared = PreparedToken(
             address=token.address, owner=owner, symbol=token.symbol,
             first_transfer_at=token.first_transfer_at, planned=(planned,),
         )
-        outcome = self.recorder.record_one_url(prepared, planned, guard)
+        outcome = self.recorder.record_one_url(prepared, planned, guard, stops)
         if new_url != record.url:  # the element leaves the old spelling: so do its links
             self.store.links.delete_by_token_and_source_url(token.address, record.url)
-        attempts = record.attempts + (1 if outcome.external_call else 0)
+        if outcome.stopped_credential is not None:
+            result.stopped_credentials.setdefault(outcome.stopped_credential.setting, outcome.stopped_credential)
+        attempts = record.attempts + (1 if outcome.counts_as_attempt else 0)
         status = outcome.status
         if status is FetchStatus.ERROR and attempts >= self.settings.max_attempts:
             status = FetchStatus.EXHAUSTED
             result.exhausted += 1
         outcome.status = status
-        new_record = outcome.to_record(attempts=attempts)
+        self._write_element(token, record, outcome.to_record(attempts=attempts))
+        result.urls_attempted += 1
+        result.external_calls += int(outcome.external_call)
+        result.statuses[str(status)] += 1
+
+    def _resolve_to_sibling(self, token: Token, record: SocialUrlRecord, sibling: SocialUrlRecord, routed, raw, result) -> None:
+        """The URL now routes to a URL another element of the token already holds: the same target.
+
+        No fetch (the sibling's outcome is this target's outcome) and no attempt. The element keeps
+        its own url (one element per URL) and takes the sibling's status; only links recorded under
+        its own url go — the sibling's links, and their `linked_at`, are never touched.
+        """
+        self.store.links.delete_by_token_and_source_url(token.address, record.url)
+        planned = PlannedUrl(url=record.url, raw_url=raw, source_field=record.source_field, routed=routed)
+        resolved = UrlResult(planned, sibling.status, attempted_at=self.clock())
+        self._write_element(token, record, resolved.to_record(attempts=record.attempts))
+        result.urls_attempted += 1
+        result.same_as_sibling += 1
+        result.statuses[str(sibling.status)] += 1
+
+    def _write_element(self, token: Token, record: SocialUrlRecord, new_record: SocialUrlRecord) -> None:
         # Fields first under the old url, then the url itself: an update that rewrites the field
         # its own arrayFilter matches on is applied unevenly by some servers (seen on the embedded one).
         updated = self.store.tokens.record_social_url_result(
@@ -127,11 +163,8 @@ class RetryService:
             updated = self.store.tokens.record_social_url_result(token.address, record.url, new_record)
         if not updated:
             log.warning("retry: %s lost its element %s while we worked", token.address, record.url)
-        result.urls_attempted += 1
-        result.external_calls += int(outcome.external_call)
-        result.statuses[str(status)] += 1
 
 
-def _due(token: Token, statuses: set[FetchStatus], cutoff: datetime, limit: int) -> list[SocialUrlRecord]:
-    """The token's URLs in `statuses` last attempted before `cutoff`, at most `limit`."""
-    return [r for r in token.social_urls if r.status in statuses and r.attempted_at < cutoff][:limit]
+def _due(token: Token, statuses: set[FetchStatus], cutoff: datetime, urls: set[str]) -> list[SocialUrlRecord]:
+    """Of the selected `urls`, those still in `statuses` and last attempted before `cutoff`."""
+    return [r for r in token.social_urls if r.url in urls and r.status in statuses and r.attempted_at < cutoff]

@@ -15,12 +15,16 @@ import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.providers.http import MAX_BODY_BYTES as PROVIDER_MAX_BODY_BYTES
 from socialrec_pipeline.providers.http import USER_AGENT
 
 #: SPEC §2.2: no upstream call waits longer than this.
 SOLTRACKER_TIMEOUT_S: float = 5.0
 #: A cursor chain longer than this is treated as a broken upstream, not followed forever.
 MAX_PAGES: int = 10_000
+#: Bodies larger than this are refused while downloading (a page of 200 tokens is far smaller):
+#: the same bound as the platform clients'.
+MAX_BODY_BYTES: int = PROVIDER_MAX_BODY_BYTES
 
 #: The social fields a publisher fills in, in the order they are recorded.
 SOCIAL_FIELDS: tuple[str, ...] = ("website", "twitter", "telegram", "discord")
@@ -39,7 +43,9 @@ class UpstreamConfigError(UpstreamError):
 
 
 class UpstreamShapeError(UpstreamError):
-    """The body does not match the contract (not JSON, missing field, wrong type)."""
+    """The body does not match the contract (not JSON, missing field, wrong type, an answer for
+    another address, a body over the size bound). Like `UpstreamConfigError` it is permanent for
+    the run that met it: asking again at once gets the same answer."""
 
 
 def _instant(value: Any) -> datetime | None:
@@ -112,6 +118,7 @@ class SolTrackerClient:
         *,
         timeout_s: float = SOLTRACKER_TIMEOUT_S,
         transport: httpx.BaseTransport | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         if not base_url:
             raise UpstreamConfigError("SolTracker base URL is empty: check SOL_TRACKER_BASE_URL")
@@ -126,6 +133,7 @@ class SolTrackerClient:
         )
         #: Number of HTTP requests sent (run metadata, tests).
         self.calls = 0
+        self.max_body_bytes = max_body_bytes
 
     def close(self) -> None:
         self._http.close()
@@ -192,7 +200,7 @@ class SolTrackerClient:
     def _get(self, path: str, *, params: dict[str, str] | None, allow_404: bool) -> httpx.Response | None:
         self.calls += 1
         try:
-            response = self._http.get(path, params=params)
+            response = self._bounded_get(path, params)
         except httpx.TimeoutException:
             raise UpstreamUnavailable(f"GET {path}: timed out") from None
         except httpx.HTTPError as exc:
@@ -211,6 +219,21 @@ class SolTrackerClient:
         if status != 200:
             raise UpstreamShapeError(f"GET {path}: unexpected HTTP {status}")
         return response
+
+    def _bounded_get(self, path: str, params: dict[str, str] | None) -> httpx.Response:
+        """GET with the body streamed and cut at `max_body_bytes` (only a 200's body is read: no
+        other answer's body is used)."""
+        with self._http.stream("GET", path, params=params) as streamed:
+            body = bytearray()
+            if streamed.status_code == 200:
+                for chunk in streamed.iter_bytes():
+                    body += chunk
+                    if len(body) > self.max_body_bytes:
+                        raise UpstreamShapeError(f"GET {path}: body over {self.max_body_bytes} bytes refused")
+        headers = streamed.headers.copy()
+        for name in ("content-encoding", "content-length", "transfer-encoding"):
+            headers.pop(name, None)  # the body is already decoded
+        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
 
     @staticmethod
     def _json(response: httpx.Response, path: str) -> Any:

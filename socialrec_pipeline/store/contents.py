@@ -12,6 +12,7 @@ fall back to a collection scan. MongoDB picks the same plan, so the hint costs n
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from bson import ObjectId
 from pymongo import DESCENDING, UpdateOne
@@ -92,6 +93,20 @@ class ContentRepository(RowRepository[Content]):
             for content_id, entry in entries
         ]
         return self._col.bulk_write(ops, ordered=False).modified_count
+
+    def update_metrics_latest(self, content_id: ObjectId, metrics: dict, observed_at: datetime) -> bool:
+        """Move `metrics_latest` to an observation, unless the row already holds a newer one.
+
+        `observed_at` is the row's watermark (seed 000 §3.4: it never regresses), so the filter
+        `observed_at <= observed_at` makes an older, late observation a no-op. `metrics` must be
+        whitelisted already (`pick_known_metrics`). Returns True when the row moved.
+        """
+        result = self._col.update_one(
+            {"_id": content_id, "observed_at": {"$lte": observed_at}},
+            {"$set": {"metrics_latest": metrics, "observed_at": observed_at, "updated_at": utc_now()}},
+            hint="_id_",
+        )
+        return result.modified_count == 1
 
     def find_by_creator(self, creator_id: ObjectId, limit: int = 100) -> list[Content]:
         """Newest first (idx_contents_creator_published)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.database import Database
 
+from socialrec_pipeline.domain.enums import RETRY_PARTITIONS
 from socialrec_pipeline.store.collections import (
     ACCOUNTS,
     CONTENTS,
@@ -100,12 +101,20 @@ INDEXES: dict[str, list[IndexModel]] = {
             [("object", ASCENDING), ("object_id", ASCENDING)], name="uniq_series_object", unique=True
         ),
         IndexModel([("platform", ASCENDING)], name="idx_series_platform"),
+        # The metric refresh queue: per platform, the objects waiting longest first (SPEC §9).
+        IndexModel([("platform", ASCENDING), ("refresh_at", ASCENDING)], name="idx_series_refresh"),
     ],
     TOKENS: [
         IndexModel([("address", ASCENDING)], name="uniq_tokens_address", unique=True),
         IndexModel([("fingerprints", ASCENDING)], name="idx_tokens_fingerprints"),
         IndexModel([("discovered_at", DESCENDING)], name="idx_tokens_discovered"),
         IndexModel([("social_urls.status", ASCENDING)], name="idx_tokens_social_url_status"),
+        # The retry queue: one plain (non-multikey) index per retry partition on the oldest
+        # attempted_at of the token's URLs in that status, so selection is oldest first.
+        *[
+            IndexModel([(f"oldest_attempt.{status.value}", ASCENDING)], name=f"idx_tokens_oldest_{status.value}")
+            for status in RETRY_PARTITIONS
+        ],
     ],
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 
@@ -147,11 +147,90 @@ def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mong
     config = {"ops": {"prepare": {"config": {"token_address": address}}}}
     assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
 
+    too_soon = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
+    assert too_soon.success and metadata_of(too_soon, "refresh_metrics")["points_appended"] == 0  # 1 h between points
+    assert metadata_of(too_soon, "refresh_metrics")["min_interval_minutes"] == 60
+
+    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)  # time passes
+    fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     result = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
 
     assert result.success
     md = metadata_of(result, "refresh_metrics")
     assert md["generator_calls"] >= 1 and md["points_appended"] >= 1  # the X profile's follower count
+    assert md["failed"] == 0
+
+
+def test_metric_refresh_failures_are_warnings_and_counted_and_the_op_retries_transient_faults(
+    fixtures, instance, mongo_uri, fresh_db, redis_url
+):
+    from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, refresh_metrics
+    from socialrec_pipeline.defs.services import TRANSIENT_RETRY
+    from socialrec_pipeline.sandbox.fixture_server import Reply
+
+    assert refresh_metrics.retry_policy == TRANSIENT_RETRY
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+    assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)
+    fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
+    server.route("GET", "/twitter/user/info", Reply.json({"error": "boom"}, status=503))
+    try:
+        result = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
+    finally:
+        from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
+
+        demo_fixtures().register(server)
+    assert result.success
+    md = metadata_of(result, "refresh_metrics")
+    assert md["failed"] >= 1 and md["points_appended"] == 0
+    warnings = [e.user_message for e in instance.all_logs(result.run_id) if e.level == 30]
+    assert any("metric refresh of https://x.com/kolguy failed" in w and "503" in w for w in warnings)
+
+
+def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    """Issue 9: a provider refusing our key is a configuration problem: the URLs stay `unsupported`
+    without attempts, and the run says which variable to fix (step log, run tag, metadata)."""
+    from socialrec_pipeline.defs.resources import GeneratorsResource, XApiResource
+    from socialrec_pipeline.domain.enums import FetchStatus
+    from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+    assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+    from socialrec_pipeline.store import Store
+
+    store = Store(fresh_db)
+    x_record = next(r for r in store.tokens.find_by_address(address).social_urls if r.platform == "x")
+    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4}))
+    rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
+    rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
+    current = resources["generators"]
+    generators = GeneratorsResource(
+        x=XApiResource(base_url=rejecting.url, api_key="revoked"), github=current.github, youtube=current.youtube,
+        telegram=current.telegram, apify=current.apify, reddit=current.reddit, urlscan=current.urlscan,
+    )
+    try:
+        result = retry_job.execute_in_process(
+            partition_key="error", resources={**resources, "generators": generators}, instance=instance,
+        )
+    finally:
+        rejecting.stop()
+    assert len(rejecting.calls("/twitter/")) == 1
+
+    assert result.success
+    x_url = next(u for u in fresh_db["tokens"].find_one({"address": address})["social_urls"] if u["platform"] == "x")
+    assert (x_url["status"], x_url["attempts"]) == ("unsupported", 4)  # never exhausted by a wrong key
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/warning"] == "key_rejected:TWITTERAPI_API_KEY"
+    assert metadata_of(result, "retry_urls")["credentials_refused"] == "TWITTERAPI_API_KEY"
+    warnings = [e for e in instance.all_logs(result.run_id) if e.level == 30 and "TWITTERAPI_API_KEY" in e.user_message]
+    assert warnings and "Fix TWITTERAPI_API_KEY" in warnings[0].user_message
 
 
 def test_wallets_backfill_job_fills_known_wallets(instance, mongo_uri, fresh_db):

@@ -167,7 +167,7 @@ def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(fixtures, insta
     address = unique_address()
     soltracker.put(four_url_token(address))
 
-    def bug(self, prepared, planned, guard=None):
+    def bug(self, prepared, planned, *args, **kwargs):
         raise TypeError("injected: a code bug")
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", bug)
@@ -192,11 +192,11 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
     soltracker.put(four_url_token(address))
     real, failed = TokenRecorder.record_one_url, []
 
-    def hiccup(self, prepared, planned, guard=None):
+    def hiccup(self, prepared, planned, *rest, **kw):
         if not failed:
             failed.append(planned.url)
             raise redis.exceptions.ConnectionError("injected: Redis went away for a moment")
-        return real(self, prepared, planned, guard)
+        return real(self, prepared, planned, *rest, **kw)
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", hiccup)
     result = record_token_job.execute_in_process(
@@ -207,3 +207,100 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
     assert result.success
     assert "STEP_UP_FOR_RETRY" in step_events(result, "record_url")
     assert len(fresh_db["tokens"].find_one({"address": address})["social_urls"]) == 4
+
+
+def test_a_run_that_fails_on_redis_says_so_and_is_tagged_infra_failed(fixtures, instance, mongo_uri, fresh_db):
+    """Issue 9: the failure names the service and the cause, not only "Exceeded max_retries"."""
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, "redis://127.0.0.1:22001/0")  # nothing listens
+
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=resources, instance=instance, raise_on_error=False,
+    )
+
+    assert not result.success
+    assert run_tags_of(instance, result)["socialrec/outcome"] == "infra_failed"
+    failure = next(e for e in result.all_events if e.step_key == "prepare" and e.event_type_value == "STEP_FAILURE")
+    description = failure.event_specific_data.user_failure_data.description
+    assert description.startswith("Redis unavailable: ConnectionError") and "REDIS_URL" in description
+    assert "Exceeded max_retries" not in failure.event_specific_data.error.message
+    assert step_events(result, "prepare").count("STEP_UP_FOR_RETRY") == 3  # transient: retried first
+
+
+def test_infra_failures_name_their_service():
+    import pymongo.errors
+    import redis
+
+    from socialrec_pipeline.defs.services import infra_failure_message
+
+    mongo = infra_failure_message(pymongo.errors.ServerSelectionTimeoutError("127.0.0.1:1: connection refused"))
+    assert mongo.startswith("MongoDB unavailable: ServerSelectionTimeoutError: 127.0.0.1:1: connection refused")
+    assert "MONGODB_URI" in mongo
+    assert infra_failure_message(redis.exceptions.TimeoutError("Timeout reading")).startswith("Redis unavailable")
+
+
+@pytest.mark.parametrize("fault", ["refused_key", "other_address", "malformed"])
+def test_a_soltracker_answer_that_retrying_cannot_fix_fails_without_retries(fixtures, instance, mongo_uri, fresh_db, redis_url, fault):
+    """Issue 9: 401/403, a malformed body or an answer for another address are permanent for the run."""
+    from socialrec_pipeline.defs.resources import SolTrackerResource
+    from socialrec_pipeline.sandbox.fixture_server import Reply
+    from socialrec_pipeline.sandbox.soltracker import upstream_token
+
+    server, soltracker = fixtures
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    if fault == "refused_key":
+        resources["soltracker"] = SolTrackerResource(base_url=server.url, api_key="revoked")
+    elif fault == "other_address":
+        soltracker.fail_with(Reply.json({**upstream_token(unique_address()), "address": unique_address()}))
+    else:
+        soltracker.fail_with(Reply.html("<html>maintenance</html>"))
+
+    result = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=resources, instance=instance, raise_on_error=False,
+    )
+
+    assert not result.success
+    events = step_events(result, "prepare")
+    assert "STEP_FAILURE" in events and "STEP_UP_FOR_RETRY" not in events
+    failure = next(e for e in result.all_events if e.step_key == "prepare" and e.event_type_value == "STEP_FAILURE")
+    assert "Not retried" in failure.event_specific_data.user_failure_data.description
+    assert run_tags_of(instance, result)["socialrec/outcome"] == "upstream_failed"
+    assert fresh_db["tokens"].find_one({"address": address}) is None
+
+
+def test_soltracker_404_for_every_token_in_a_row_is_a_run_and_tick_warning(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, stream_resources
+):
+    """A wrong base URL answers 404 for every token, exactly like unknown tokens: after a streak the
+    run warns (tag + log) and the sensor's next tick relays it; a known token ends the streak."""
+    from socialrec_pipeline.recording.locks import UnknownTokenCache
+    from socialrec_pipeline.recording.processor import UPSTREAM_404_STREAK_WARNING
+
+    from .test_token_flow_sensor import tick
+
+    server, soltracker = fixtures
+    resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
+    streak = UnknownTokenCache(open_redis(redis_url), streak_scope=server.url)
+    streak.note_known()
+    for _ in range(UPSTREAM_404_STREAK_WARNING - 1):  # earlier unknown answers from this upstream
+        streak.remember(unique_address())
+
+    unknown = record_token_job.execute_in_process(run_config=run_config(unique_address()), resources=resources, instance=instance)
+
+    assert unknown.success
+    assert run_tags_of(instance, unknown)["socialrec/warning"] == "upstream_all_404"
+    logged = [e.user_message for e in instance.all_logs(unknown.run_id) if e.level == 30]
+    assert any("SOL_TRACKER_BASE_URL" in m and f"last {UPSTREAM_404_STREAK_WARNING} tokens" in m for m in logged)
+    quiet_tick = tick(instance, stream_resources)
+    assert "SOL_TRACKER_BASE_URL" in quiet_tick.skip_reason.skip_message
+
+    address = unique_address()
+    soltracker.put(four_url_token(address))
+    known = record_token_job.execute_in_process(run_config=run_config(address), resources=resources, instance=instance)
+    assert known.success and "socialrec/warning" not in run_tags_of(instance, known)
+    assert streak.unknown_streak() == 0
+    assert "SOL_TRACKER_BASE_URL" not in tick(instance, stream_resources).skip_reason.skip_message

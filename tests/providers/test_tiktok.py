@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from socialrec_pipeline.domain.errors import (
     OutOfCredit,
     ProviderError,
+    ProviderKeyRejected,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,
@@ -178,8 +179,8 @@ ERROR_CASES = {
     "spending_cap_400": (fx.spending_cap(400), OutOfCredit),
     "spending_cap_as_item": ([fx.error_item(fx.SPENDING_CAP_MESSAGE)], OutOfCredit),
     "payment_required": (fx.api_error("Not enough usage to run paid actor", 402, "not-enough-usage-to-run-paid-actor"), OutOfCredit),
-    "forbidden_other": (fx.api_error("Insufficient permissions for the actor", 403, "insufficient-permissions"), TransientProviderError),
-    "bad_token": (fx.api_error("token not valid", 401, "token-not-valid"), TransientProviderError),
+    "forbidden_other": (fx.api_error("Insufficient permissions for the actor", 403, "insufficient-permissions"), ProviderKeyRejected),
+    "bad_token": (fx.api_error("token not valid", 401, "token-not-valid"), ProviderKeyRejected),
     "actor_missing": (fx.api_error("Actor was not found", 404, "record-not-found"), TransientProviderError),
     "run_timeout_408": (fx.api_error("Run timed out", 408, "run-timeout-exceeded"), TransientProviderError),
     "rate_limited_429": (fx.api_error("Rate limit exceeded", 429, "rate-limit-exceeded"), TransientProviderError),

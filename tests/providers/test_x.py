@@ -11,6 +11,7 @@ from socialrec_pipeline.domain.enums import ParentRelation, Platform, VenueSubty
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
+    ProviderKeyRejected,
     ProviderError,
     TargetNotFound,
     TransientProviderError,
@@ -250,7 +251,8 @@ def test_soft_not_found(fx, gen, target):
         (Reply.json({"status": "error", "msg": "User is suspended"}), AccountSuspended),
         (Reply.json({"status": "error", "message": "Insufficient credits"}), OutOfCredit),
         (Reply.json({"status": "error", "message": "internal"}), TransientProviderError),
-        (Reply.json({"error": "Unauthorized"}, status=401), TransientProviderError),
+        (Reply.json({"error": "Unauthorized"}, status=401), ProviderKeyRejected),
+        (Reply.json({"error": "Forbidden"}, status=403), ProviderKeyRejected),
         (Reply.json({"error": "payment required"}, status=402), OutOfCredit),
         (Reply.json({"error": "too fast"}, status=429), TransientProviderError),
         (Reply.json({"error": "boom"}, status=500), TransientProviderError),
@@ -287,9 +289,10 @@ def test_connection_refused_is_transient():
 def test_key_never_appears_in_errors_or_repr(server, gen):
     server.clear()
     server.route("GET", "/twitter/user/info", Reply.json({}, status=401))
-    with pytest.raises(TransientProviderError) as info:
+    with pytest.raises(ProviderKeyRejected) as info:
         gen.generate(routed(SourceType.X_PROFILE, "kolguy"), OPTS, NOW)
     assert "key" in str(info.value) and KEY not in str(info.value)
+    assert info.value.setting == "TWITTERAPI_API_KEY" and info.value.status == "unsupported"
     assert KEY not in repr(gen._client)
 
 
@@ -367,3 +370,20 @@ def test_mutilated_payloads_never_crash(server, gen):
             assert_faithful(graph, "https://x.com/i/status/1", _carried(_apply(body, where, replacement)))
             checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize("body", [{"status": "success"}, {"tweets": None, "status": "success"}])
+def test_tweets_missing_or_null_is_error_never_not_found(server, gen, body):
+    """`not_found` is permanent: only a `tweets` list without the id may say the tweet is gone."""
+    server.clear()
+    server.route("GET", "/twitter/tweets", Reply.json(body))
+    with pytest.raises(ProviderError) as info:
+        gen.generate(routed(SourceType.X_TWEET, "1866000000000000001"), OPTS, NOW)
+    assert info.value.status == "error" and not isinstance(info.value, TargetNotFound)
+
+
+def test_an_empty_tweets_list_is_not_found(server, gen):
+    server.clear()
+    server.route("GET", "/twitter/tweets", Reply.json({"tweets": [], "status": "success"}))
+    with pytest.raises(TargetNotFound):
+        gen.generate(routed(SourceType.X_TWEET, "1866000000000000001"), OPTS, NOW)

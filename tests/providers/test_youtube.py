@@ -7,7 +7,13 @@ from datetime import datetime, timezone
 import pytest
 
 from socialrec_pipeline.domain.enums import Platform
-from socialrec_pipeline.domain.errors import OutOfCredit, ProviderError, TargetNotFound, TransientProviderError
+from socialrec_pipeline.domain.errors import (
+    ProviderError,
+    ProviderKeyRejected,
+    ProviderQuotaExceeded,
+    TargetNotFound,
+    TransientProviderError,
+)
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
@@ -118,9 +124,9 @@ def test_total_results_zero_with_items_key_is_not_found(server, gen):
 
 
 @pytest.mark.parametrize(("reply", "error"), [
-    (ytfix.quota_exceeded(), OutOfCredit),
-    (Reply.json({"error": {"code": 403, "errors": [{"reason": "forbidden"}]}}, status=403), TransientProviderError),
-    (Reply.json({"error": {"code": 400, "errors": [{"reason": "keyInvalid"}]}}, status=400), TransientProviderError),
+    (ytfix.quota_exceeded(), ProviderQuotaExceeded),
+    (Reply.json({"error": {"code": 403, "errors": [{"reason": "forbidden"}]}}, status=403), ProviderKeyRejected),
+    (Reply.json({"error": {"code": 400, "errors": [{"reason": "keyInvalid"}]}}, status=400), ProviderKeyRejected),
     (Reply.json({"error": {"code": 429, "errors": [{"reason": "rateLimitExceeded"}]}}, status=429), TransientProviderError),
     (Reply.json({"error": {"code": 404, "errors": [{"reason": "notFound"}]}}, status=404), TransientProviderError),
     (Reply.json({"error": {"code": 500}}, status=500), TransientProviderError),
@@ -141,8 +147,10 @@ def test_error_shapes(server, gen, source_type, path, reply, error):
 
 def test_video_fails_when_its_channel_lookup_runs_out_of_quota(fx, gen, server):
     server.route("GET", "/channels", ytfix.quota_exceeded())
-    with pytest.raises(OutOfCredit):
+    with pytest.raises(ProviderQuotaExceeded) as info:
         gen.generate(make_routed(VIDEO, "dQw4w9WgXcQ"), OPTS, NOW)
+    # error (retryable) without an attempt, and it names the key whose quota is spent
+    assert (info.value.status, info.value.judges_target, info.value.setting) == ("error", False, "YOUTUBE_API_KEY")
 
 
 def test_timeout_is_transient_and_key_stays_out_of_messages(server):

@@ -4,7 +4,7 @@ resolved target (gate, paid slot, credit guard), on the recording and the metric
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -81,6 +81,7 @@ def test_metric_refresh_of_a_short_link_takes_the_same_path(env, store, address,
     slots.held.clear()
     calls_inside.clear()
     h.recorder.credit_guard.mark_exhausted("test")
-    result = MetricRefreshService(store, h.recorder).run(timedelta(days=1), budget=10)
+    later = datetime.now(timezone.utc) + timedelta(hours=2)  # past the minimum interval between points
+    result = MetricRefreshService(store, h.recorder, clock=lambda: later).run(timedelta(days=1), budget=10)
     assert len(tiktok.calls) == 1 and slots.held == []  # held back by the guard: no slot, no call
     assert result.skipped["credit_exhausted"] == 1

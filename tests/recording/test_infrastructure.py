@@ -186,3 +186,26 @@ def test_iter_tokens_follows_the_cursor_within_the_window(upstream):
         with pytest.raises(UpstreamShapeError):
             list(client.iter_tokens(start, start + timedelta(hours=1), []))
     assert server.calls()[0].param("afGroupIds") == "g-main"
+
+
+def test_soltracker_bodies_are_size_bounded_while_downloading(upstream):
+    """Issue 9: like the platform clients', a body over the bound is refused, not read whole."""
+    server, fixture = upstream
+    address = make_address(4)
+    fixture.put(upstream_token(address))
+    padded = {**upstream_token(address), "name": "x" * 5000}
+    fixture.fail_with(Reply.json(padded))
+    with SolTrackerClient(server.url, "s3cr3t-key", max_body_bytes=4096) as client:
+        with pytest.raises(UpstreamShapeError, match="over 4096 bytes"):
+            client.get_token(address)
+        assert client.get_token(address).address == address  # a normal answer fits
+
+
+def test_consecutive_unknown_answers_are_counted_and_a_known_token_resets_them(redis_client, unique_suffix):
+    cache = UnknownTokenCache(redis_client, ttl_s=5, prefix=f"t-{unique_suffix}:", streak_scope="http://a")
+    other = UnknownTokenCache(redis_client, ttl_s=5, prefix=f"t-{unique_suffix}:", streak_scope="http://b")
+    assert [cache.remember(make_address(i)) for i in range(3)] == [1, 2, 3]
+    assert other.unknown_streak() == 0  # another upstream base URL has its own streak
+    cache.note_known()
+    assert cache.unknown_streak() == 0 and cache.remember(make_address(9)) == 1
+    redis_client.delete(cache.streak_key, *[f"t-{unique_suffix}:{make_address(i)}" for i in (0, 1, 2, 9)])

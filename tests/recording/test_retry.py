@@ -193,19 +193,19 @@ def test_limit_caps_the_urls_of_one_run(env, store, clock):
     assert sorted(r.status for r in store.tokens.find_by_address(address).social_urls) == ["error", "ok", "ok"]
 
 
-def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, fresh_db, mongo_uri):
+def test_selection_is_an_oldest_first_range_on_each_status_index(store, redis_client, clock, fresh_db, mongo_uri):
     from pymongo import MongoClient, monitoring
 
     from socialrec_pipeline.store import Store
     from socialrec_pipeline.store.client import CODEC_OPTIONS
 
-    class Filters(monitoring.CommandListener):
+    class Finds(monitoring.CommandListener):
         def __init__(self):
-            self.filters = []
+            self.commands = []
 
         def started(self, event):
             if event.command_name == "find" and event.command.get("find") == "tokens":
-                self.filters.append(event.command.get("filter"))
+                self.commands.append(event.command)
 
         def succeeded(self, event):
             pass
@@ -213,20 +213,59 @@ def test_selection_is_a_pure_in_on_the_status_index(store, redis_client, clock, 
         def failed(self, event):
             pass
 
-    listener = Filters()
+    listener = Finds()
     client = MongoClient(mongo_uri, event_listeners=[listener], tz_aware=True)
     try:
         watched = Store(client.get_database(fresh_db.name, codec_options=CODEC_OPTIONS))
         e = harness.build(watched, redis_client, clock)
         seed(watched, clock, make_address(9), rec("https://x.com/a/status/91", "error", attempts=1))
-        listener.filters.clear()
+        listener.commands.clear()
         RetryService(watched, e.recorder, clock=clock).run(["error", "unsupported"])
-        selection = listener.filters[0]
-        assert list(selection) == ["social_urls.status"]
-        assert sorted(selection["social_urls.status"]["$in"]) == ["error", "unsupported"]
+        selection = [c for c in listener.commands if "oldest_attempt.error" in c["filter"] or "oldest_attempt.unsupported" in c["filter"]]
+        assert sorted(list(c["filter"])[0] for c in selection) == ["oldest_attempt.error", "oldest_attempt.unsupported"]
+        for command in selection:
+            (field,) = command["filter"]
+            assert command["filter"][field] == {"$lt": clock() - timedelta(minutes=60)}
+            assert command["sort"] == {field: 1} and command["hint"] == "idx_tokens_oldest_" + field.split(".")[1]
         e.server.stop()
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("urls", "limit"), [(7, 3), (10, 5), (5, 4)])
+def test_every_due_url_is_attempted_within_ceil_m_over_l_runs(store, redis_client, clock, urls, limit):
+    """Issue 9 item 7: fair retry. URLs that stay `unsupported` for good (no generator) are retried
+    every run they are due; with limit L and M due URLs each is attempted within ceil(M/L) runs,
+    however the URLs are spread over tokens and in whatever order they were written."""
+    import math
+
+    e = harness.build(store, redis_client, clock, generators=[])  # nothing can fetch them: unsupported for good
+    try:
+        attempted: dict[str, int] = {}
+        token_of: dict[str, str] = {}
+        for i in range(urls):
+            address = make_address(500 + i // 2)  # two URLs per token, the first token written first
+            url = f"https://x.com/a/status/{900 + i}"
+            token_of[url] = address
+            at = OLD - timedelta(minutes=(i * 7919) % 97)  # attempted_at in no particular order
+            marker = store.tokens.find_by_address(address)
+            records = (marker.social_urls if marker else []) + [rec(url, "unsupported", field=f"f{i}", at=at)]
+            store.tokens.write_marker(Token.of(address=address, discovered_at=OLD, social_urls=records))
+        service = RetryService(store, e.recorder, clock=clock)
+        for run in range(math.ceil(urls / limit)):
+            before = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
+            oldest = sorted(before.values())[:limit]  # the oldest L (which of equal times: any)
+            result = service.run(["unsupported"], limit=limit)
+            after = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
+            done = sorted(u for u in after if after[u] != before[u])
+            assert result.urls_attempted == len(done) == min(limit, urls)  # all are due again each hour
+            assert sorted(before[u] for u in done) == oldest
+            for u in done:
+                attempted[u] = attempted.get(u, 0) + 1
+            clock.now += timedelta(hours=1, minutes=1)  # the hourly schedule: every URL is due again
+        assert set(attempted) == set(token_of)  # each one within ceil(M/L) runs
+    finally:
+        e.server.stop()
 
 
 def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env, store, clock):
@@ -247,3 +286,63 @@ def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env
     result = RetryService(store, env.recorder, clock=clock).run(None)
     assert tweets.calls == [] and result.urls_attempted == 0
     assert (elements(store, address)[url].status, elements(store, address)[url].attempts) == ("ok", 2)
+
+
+def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_its_links(env, store, clock):
+    """Issue 9 item 6: retrying one URL never deletes another URL's links. The re-routed element
+    is the same target as the sibling: no second fetch, the sibling's links keep their ids and
+    `linked_at` (the as-of history), only the element's own (old-spelling) links go."""
+    from socialrec_pipeline.recording.writer import GraphWriter
+
+    from .graphs import routed
+
+    address = make_address(11)
+    sibling_url = "https://x.com/a/status/55"
+    stale = "https://twitter.com/a/status/55?s=20"  # stored under its raw spelling by an older router
+    seed(store, clock, address,
+         rec(sibling_url, "ok", attempts=1, field="twitter"),
+         rec(stale, "unsupported", source_type="x_unknown", subtype="unknown", field="website"))
+    writer = GraphWriter(store, clock=lambda: OLD)
+    writer.write(harness.tweet_graph(routed(sibling_url, SourceType.X_TWEET, "55")), entry_url=sibling_url, token_address=address)
+    writer.write(harness.tweet_graph(routed(stale, SourceType.X_TWEET, "55")), entry_url=stale, token_address=address)
+    sibling_links = list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id"))
+    assert len(sibling_links) == 2
+
+    result = RetryService(store, env.recorder, clock=clock).run(["unsupported"])
+
+    assert env.generators[0].calls == []  # the target was already fetched for the sibling
+    assert (result.urls_attempted, result.same_as_sibling, result.external_calls) == (1, 1, 0)
+    after = elements(store, address)
+    assert set(after) == {sibling_url, stale}  # one element per URL: the element keeps its own url
+    assert (after[stale].status, after[stale].attempts, after[stale].attempted_at) == ("ok", 0, clock())
+    assert after[stale].source_type == "x_tweet"  # the new routing is recorded
+    assert after[sibling_url].status == "ok" and after[sibling_url].attempted_at == OLD
+    assert list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id")) == sibling_links
+    assert store.db.token_links.count_documents({"token_address": address, "source_url": stale}) == 0
+
+
+def test_a_rerouted_url_follows_a_failing_sibling_without_an_attempt(env, store, clock):
+    address = make_address(12)
+    sibling_url = "https://x.com/a/status/56"
+    stale = "https://twitter.com/a/status/56?s=20"
+    seed(store, clock, address,
+         rec(sibling_url, "not_found", attempts=1),
+         rec(stale, "error", attempts=2, field="website"))
+    RetryService(store, env.recorder, clock=clock).run(["error"])
+    after = elements(store, address)
+    assert (after[stale].status, after[stale].attempts) == ("not_found", 2)
+    assert env.generators[0].calls == []
+
+
+def test_a_sibling_retried_earlier_in_the_same_run_passes_on_its_new_outcome(env, store, clock):
+    address = make_address(13)
+    sibling_url = "https://x.com/a/status/57"
+    stale = "https://twitter.com/a/status/57?s=20"
+    seed(store, clock, address,
+         rec(sibling_url, "error", attempts=1, at=OLD - timedelta(minutes=1)),  # older: retried first
+         rec(stale, "error", attempts=1, field="website"))
+    result = RetryService(store, env.recorder, clock=clock).run(["error"])
+    after = elements(store, address)
+    assert (result.urls_attempted, result.same_as_sibling) == (2, 1)
+    assert env.generators[0].calls == [sibling_url]  # fetched once, for the sibling
+    assert (after[sibling_url].status, after[stale].status, after[stale].attempts) == ("ok", "ok", 1)

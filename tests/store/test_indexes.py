@@ -43,12 +43,18 @@ EXPECTED = {
     "metric_series": [
         ("uniq_series_object", [("object", 1), ("object_id", 1)], True, None),
         ("idx_series_platform", [("platform", 1)], False, None),
+        ("idx_series_refresh", [("platform", 1), ("refresh_at", 1)], False, None),
     ],
     "tokens": [
         ("uniq_tokens_address", [("address", 1)], True, None),
         ("idx_tokens_fingerprints", [("fingerprints", 1)], False, None),
         ("idx_tokens_discovered", [("discovered_at", -1)], False, None),
         ("idx_tokens_social_url_status", [("social_urls.status", 1)], False, None),
+        ("idx_tokens_oldest_error", [("oldest_attempt.error", 1)], False, None),
+        ("idx_tokens_oldest_unsupported", [("oldest_attempt.unsupported", 1)], False, None),
+        ("idx_tokens_oldest_skipped_paid", [("oldest_attempt.skipped_paid", 1)], False, None),
+        ("idx_tokens_oldest_invalid", [("oldest_attempt.invalid", 1)], False, None),
+        ("idx_tokens_oldest_exhausted", [("oldest_attempt.exhausted", 1)], False, None),
     ],
 }
 

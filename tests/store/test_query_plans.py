@@ -144,6 +144,7 @@ def _exercise(store: Store) -> None:
     store.contents.find_by_platform_key(Platform.X, ContentSubtype.TWEET, content.platform_key)
     store.contents.add_source_urls([(content.id, SourceUrlEntry(url=url + "?v=2", status="ok", observed_at=T0))])
     store.contents.find_by_id(content.id)
+    store.contents.update_metrics_latest(content.id, {"viewCount": 5}, h(1))
     store.contents.find_by_ids([content.id, child.id])
     store.contents.find_by_creator(account.id, limit=5)
     store.contents.find_children(content.id)
@@ -178,6 +179,13 @@ def _exercise(store: Store) -> None:
     store.metrics.append_point(ObjectKind.ACCOUNTS, account.id, Platform.X, point)
     store.metrics.find_by_object(ObjectKind.ACCOUNTS, account.id)
     store.metrics.find_latest_point(ObjectKind.ACCOUNTS, account.id)
+    store.metrics.refresh_due_filter(Platform.X, h(5))  # the query iter_refresh_due sends per platform
+    list(store.metrics.iter_refresh_due([Platform.X, Platform.GITHUB], h(5)))
+    store.metrics.find_last_point_times([(ObjectKind.ACCOUNTS, account.id), (ObjectKind.VENUES, venue.id)])
+    store.metrics.touch_refresh(ObjectKind.ACCOUNTS, account.id, h(2))
+    store.metrics.leave_refresh_queue(ObjectKind.ACCOUNTS, account.id)
+    store.db.metric_series.update_one({"object": "venues", "object_id": venue.id}, {"$unset": {"last_point_at": ""}})
+    store.metrics.backfill_refresh_queue()
 
     record = SocialUrlRecord(url=url, raw_url=url, status=FetchStatus.ERROR, attempted_at=T0, attempts=1)
     store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[record]))
@@ -187,6 +195,11 @@ def _exercise(store: Store) -> None:
     store.tokens.lower_first_transfer_at({address: T0, "missing": T0})
     store.tokens.url_statuses_filter(RETRYABLE)  # the query find_by_url_statuses sends
     store.tokens.find_by_url_statuses(RETRYABLE, h(1), limit=10)
+    store.tokens.oldest_attempt_filter(FetchStatus.ERROR, h(1))  # the query find_due_urls sends per status
+    store.tokens.find_due_urls(RETRYABLE, h(1), limit=10)
+    store.tokens.find_due_urls([FetchStatus.ERROR], None, limit=1)
+    store.db.tokens.update_one({"address": address}, {"$unset": {"oldest_attempt": ""}})  # a marker from before
+    store.tokens.backfill_oldest_attempt()
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
     moved = record.model_copy(update={"url": url + "?moved", "attempts": 3})
     store.tokens.record_social_url_result(address, url, moved)  # the element takes a new url
@@ -232,6 +245,17 @@ def test_every_repository_query_uses_an_index(traced):
         if "COLLSCAN" in stages or not set(_index_names(plan)):
             scans.append((collection, json.dumps(query, default=str), sort, plan))
     assert scans == [], "\n".join(f"{c} {q} {s} {p}" for c, q, s, p in scans)
+
+
+@pytest.mark.parametrize("status", [FetchStatus.ERROR, FetchStatus.UNSUPPORTED, FetchStatus.EXHAUSTED])
+def test_retry_queue_is_an_oldest_first_range_scan_on_its_status_index(store, status):
+    from socialrec_pipeline.store.tokens import oldest_attempt_index
+
+    query = store.tokens.oldest_attempt_filter(status, h(1))
+    field = f"oldest_attempt.{status.value}"
+    plan = winning_plan(store.db, "tokens", query, {field: 1}, oldest_attempt_index(status))
+    assert "COLLSCAN" not in set(_stages(plan)) and "SORT" not in set(_stages(plan))  # the index gives the order
+    assert set(_index_names(plan)) == {f"idx_tokens_oldest_{status.value}"}
 
 
 def test_retry_selection_is_an_index_scan_on_the_status_index(store):

@@ -137,3 +137,29 @@ def test_record_social_url_result_refuses_a_url_another_element_already_holds(st
     assert store.tokens.record_social_url_result(t.address, a, clash) is False
     assert _raw(store, t.address).raw == before
     assert [r.url for r in store.tokens.find_by_address(t.address).social_urls] == [a, b]
+
+
+def test_the_retry_queue_field_follows_every_write_of_the_urls(store):
+    """`oldest_attempt.<status>` is derived from social_urls by the marker and by each per-URL result,
+    and a marker from before the field existed gets it from the one-off backfill."""
+    a, b, c = (f"https://x.com/a/status/{i}" for i in (71, 72, 73))
+    marker = token(records=[record(a, FetchStatus.ERROR, h(-3)), record(b, FetchStatus.ERROR, h(-1)),
+                            record(c, FetchStatus.UNSUPPORTED, h(-2))])
+    store.tokens.write_marker(marker)
+
+    def stored():
+        return store.db.tokens.find_one({"address": marker.address})["oldest_attempt"]
+
+    assert stored() == {"error": h(-3), "unsupported": h(-2)}
+    store.tokens.record_social_url_result(marker.address, a, record(a, FetchStatus.OK, h(1)))
+    assert stored() == {"error": h(-1), "unsupported": h(-2)}
+    store.tokens.record_social_url_result(marker.address, c, record(c, FetchStatus.ERROR, h(2)))
+    assert stored() == {"error": h(-1)}
+    assert store.tokens.find_by_address(marker.address).social_urls[0].status == FetchStatus.OK  # still reads back
+    store.db.tokens.update_one({"address": marker.address}, {"$unset": {"oldest_attempt": ""}})
+    due = store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000)
+    assert marker.address not in [t.address for t, _ in due]  # not in the queue until backfilled
+    assert store.tokens.backfill_oldest_attempt() >= 1
+    assert stored() == {"error": h(-1)}
+    ((found, urls),) = [(t, u) for t, u in store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000) if t.address == marker.address]
+    assert [u.url for u in urls] == [b, c]

@@ -36,6 +36,11 @@ class MetricSeries(_Row):
     object_id: Oid
     platform: Platform
     points: list[MetricPoint] = Field(default_factory=list, max_length=SERIES_POINT_CAP)
+    #: The metric refresh queue (maintained by the repository's writes, SPEC §9): the newest
+    #: point's time, the newest link's time, and the queue key (absent: not a refresh candidate).
+    last_point_at: UtcDatetime | None = None
+    linked_at: UtcDatetime | None = None
+    refresh_at: UtcDatetime | None = None
 
     @classmethod
     def of(
