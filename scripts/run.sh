@@ -4,6 +4,9 @@
 #
 #   scripts/run.sh             # real providers, configured through the environment (README table)
 #   scripts/run.sh --sandbox   # offline demo: local stand-ins for SolTracker and every platform API
+#                              # and a queue of its own (SOCIALREC_ENV=sandbox-<name>)
+#   --sandbox-name NAME        # that queue's name (default: derived from DAGSTER_HOME)
+#   --verbose                  # the daemon's INFO lines too (default: warnings and errors only)
 #
 # MongoDB: MONGODB_URI when set; otherwise a local SecantusDB server (MongoDB wire protocol) is
 # started on 127.0.0.1:${SOCIALREC_LOCAL_MONGO_PORT:-27018} with its data in .local/mongo.
@@ -14,12 +17,17 @@ cd "$ROOT"
 bash "$ROOT/scripts/bootstrap.sh"
 
 SANDBOX=0
-for arg in "$@"; do
-  case "$arg" in
+SANDBOX_NAME="${SOCIALREC_SANDBOX_NAME:-}"
+LOG_LEVEL=warning
+while [ $# -gt 0 ]; do
+  case "$1" in
     --sandbox) SANDBOX=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+    --sandbox-name) SANDBOX=1; SANDBOX_NAME="${2:?--sandbox-name needs a value}"; shift ;;
+    --verbose) LOG_LEVEL=info ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
+  shift
 done
 
 LOCAL="$ROOT/.local"
@@ -27,6 +35,15 @@ mkdir -p "$LOCAL/logs"
 export DAGSTER_HOME="${DAGSTER_HOME:-$LOCAL/dagster_home}"
 mkdir -p "$DAGSTER_HOME"
 [ -f "$DAGSTER_HOME/dagster.yaml" ] || cp "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"
+
+# The first hour reconcile_job covers is pinned per instance on its first start (the hour before
+# it), so the coverage bar shows the hours since this instance exists, not hundreds nothing will
+# fill. Set SOCIALREC_RECONCILE_START (or edit the file) to cover older hours on purpose.
+if [ -z "${SOCIALREC_RECONCILE_START:-}" ]; then
+  [ -s "$DAGSTER_HOME/reconcile_start" ] || date -u -d '1 hour ago' +%Y-%m-%d-%H:00 >"$DAGSTER_HOME/reconcile_start"
+  SOCIALREC_RECONCILE_START="$(cat "$DAGSTER_HOME/reconcile_start")"
+fi
+export SOCIALREC_RECONCILE_START
 
 # Every child runs in a process group of its own (setsid), so stopping this script stops
 # everything it started: dagster dev's webserver, daemon and code servers included.
@@ -52,9 +69,10 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 if [ -z "${MONGODB_URI:-}" ]; then
   port="${SOCIALREC_LOCAL_MONGO_PORT:-27018}"
   if ! port_open "$port"; then
-    echo "==> MONGODB_URI is unset: starting a local SecantusDB server on 127.0.0.1:$port (data: .local/mongo)"
-    mkdir -p "$LOCAL/mongo"
-    start .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$LOCAL/mongo" \
+    mongo_dir="${SOCIALREC_LOCAL_MONGO_DIR:-$LOCAL/mongo}"
+    echo "==> MONGODB_URI is unset: starting a local SecantusDB server on 127.0.0.1:$port (data: $mongo_dir)"
+    mkdir -p "$mongo_dir"
+    start .venv/bin/secantusd-py --host 127.0.0.1 --port "$port" --storage-path "$mongo_dir" \
       --log-level WARNING >"$LOCAL/logs/mongo.log" 2>&1
     for _ in $(seq 1 50); do port_open "$port" && break; sleep 0.2; done
   fi
@@ -65,20 +83,36 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export RABBITMQ_URL="${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/%2F}"
 
 if [ "$SANDBOX" = 1 ]; then
-  export SOCIALREC_ENV=sandbox
-  echo "==> starting the sandbox stand-ins (SolTracker and platform APIs on loopback)"
-  rm -f "$LOCAL/sandbox.env"  # a stale file from an earlier run must not satisfy the wait below
-  start .venv/bin/socialrec sandbox serve --port-base "${SOCIALREC_SANDBOX_PORT_BASE:-18080}" --env-file "$LOCAL/sandbox.env" >"$LOCAL/logs/sandbox.log" 2>&1
-  for _ in $(seq 1 100); do [ -s "$LOCAL/sandbox.env" ] && break; sleep 0.2; done
-  if [ ! -s "$LOCAL/sandbox.env" ]; then
+  # A queue of its own per instance: two sandboxes on one broker never take each other's events.
+  if [ -z "$SANDBOX_NAME" ]; then
+    SANDBOX_NAME="$(printf %s "$(cd "$DAGSTER_HOME" && pwd)" | sha1sum | cut -c1-8)"
+  fi
+  case "$SANDBOX_NAME" in
+    *[!A-Za-z0-9_-]*) echo "--sandbox-name may hold letters, digits, - and _ only: $SANDBOX_NAME" >&2; exit 2 ;;
+  esac
+  export SOCIALREC_ENV="sandbox-$SANDBOX_NAME"
+  ENV_FILE="$DAGSTER_HOME/sandbox.env"
+  echo "==> starting the sandbox stand-ins (SolTracker and platform APIs on loopback), queue suffix $SOCIALREC_ENV"
+  rm -f "$ENV_FILE"  # a stale file from an earlier run must not satisfy the wait below
+  start .venv/bin/socialrec sandbox serve --port-base "${SOCIALREC_SANDBOX_PORT_BASE:-18080}" --env "$SOCIALREC_ENV" \
+    --env-file "$ENV_FILE" >"$LOCAL/logs/sandbox.log" 2>&1
+  for _ in $(seq 1 100); do [ -s "$ENV_FILE" ] && break; sleep 0.2; done
+  if [ ! -s "$ENV_FILE" ]; then
     echo "the sandbox did not start; see $LOCAL/logs/sandbox.log" >&2
     exit 1
   fi
-  set -a; . "$LOCAL/sandbox.env"; set +a
-  echo "==> publish sample events with:  .venv/bin/socialrec sandbox publish"
+  set -a; . "$ENV_FILE"; set +a
+  echo "==> publish sample events (fresh addresses, this sandbox's queue) with:"
+  echo "      DAGSTER_HOME=$DAGSTER_HOME .venv/bin/socialrec sandbox publish"
 fi
 export SOCIALREC_ENV="${SOCIALREC_ENV:-dev}"
 
-echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME)"
-start .venv/bin/dagster dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml"
+echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME; daemon log level $LOG_LEVEL)"
+# From DAGSTER_HOME, so dagster dev does not warn that the project's dagster.yaml "will not be used"
+# (it is the template copied into DAGSTER_HOME above, which is the one used).
+cd "$DAGSTER_HOME"
+# `dagster dev` still works and is what this Dagster version documents for local use; its
+# "superseded by dg dev" notice is silenced here (dg is a separate CLI this project does not use).
+export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Function \`dev_command\` is superseded"
+start "$ROOT/.venv/bin/dagster" dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml" --log-level "$LOG_LEVEL"
 wait "${children[-1]}"

@@ -20,9 +20,20 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = sandbox_sub.add_parser("serve", help="start loopback stand-ins for SolTracker and every platform API")
     serve.add_argument("--port-base", type=int, default=18080, help="first of 8 consecutive loopback ports")
     serve.add_argument("--env-file", help="also write the export lines to this file")
-    publish = sandbox_sub.add_parser("publish", help="publish sample token.flow events to the exchange")
+    serve.add_argument("--env", default="sandbox", help="SOCIALREC_ENV of this sandbox: its queue suffix (sandbox or sandbox-<name>)")
+    publish = sandbox_sub.add_parser(
+        "publish",
+        help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by scripts/run.sh --sandbox",
+    )
     publish.add_argument("--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"))
-    publish.add_argument("--env", default=os.environ.get("SOCIALREC_ENV", "sandbox"), help="queue suffix (default sandbox)")
+    publish.add_argument(
+        "--env-file",
+        default=os.path.join(os.environ.get("DAGSTER_HOME") or os.path.join(".local", "dagster_home"), "sandbox.env"),
+        help="the sandbox's environment, written by run.sh --sandbox into its DAGSTER_HOME (default: "
+        "$DAGSTER_HOME/sandbox.env, else .local/dagster_home/sandbox.env); gives the queue and the SolTracker stand-in",
+    )
+    publish.add_argument("--env", help="target queue suffix (SOCIALREC_ENV); default: the env file's, else sandbox")
+    publish.add_argument("--fixed", action="store_true", help="use the fixed demo addresses instead of fresh ones")
 
     sub.add_parser(
         "backfill-queues",
@@ -65,8 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from socialrec_pipeline.sandbox import demo
 
         if args.sandbox_command == "serve":
-            return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file)
-        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=args.env)
+            return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file, env=args.env)
+        sandbox_env = demo.read_env_file(args.env_file) if os.path.exists(args.env_file) else {}
+        env = args.env or sandbox_env.get("SOCIALREC_ENV") or "sandbox"
+        soltracker = None if args.fixed else sandbox_env.get("SOL_TRACKER_BASE_URL")
+        if not sandbox_env and not args.fixed:
+            sys.stderr.write(f"{args.env_file} not found (is scripts/run.sh --sandbox running?): publishing the fixed demo addresses\n")
+        exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
+        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, soltracker_url=soltracker)
     if args.command == "backfill-queues":
         from socialrec_pipeline.store import Store
         from socialrec_pipeline.store.client import open_client, open_database

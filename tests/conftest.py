@@ -89,3 +89,8 @@ def rabbitmq_url() -> str:
 def unique_suffix() -> str:
     """A per-test suffix for Redis keys, queue names and the like."""
     return uuid.uuid4().hex[:10]
+
+
+# Tests reconcile hours of late November 2026: pin the first partition (read when the code
+# location is imported) before any test module imports it.
+os.environ.setdefault("SOCIALREC_RECONCILE_START", "2026-11-01-00:00")

@@ -2,8 +2,11 @@
 
 import dagster as dg
 
+from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
+from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
-from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule
+from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule, reconcile_window
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
@@ -11,8 +14,13 @@ from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.defs.wallets import wallets_backfill_job
 
 defs = dg.Definitions(
-    jobs=[record_token_job, reconcile_job, retry_job, metric_refresh_job, wallets_backfill_job],
-    schedules=[reconcile_schedule, retry_schedule, metric_refresh_schedule],
+    assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
+    asset_checks=integrity_checks,
+    jobs=[
+        record_token_job, reconcile_job, retry_job, metric_refresh_job, wallets_backfill_job, integrity_job,
+        recording_health_job,
+    ],
+    schedules=[reconcile_schedule, retry_schedule, metric_refresh_schedule, integrity_schedule, recording_health_schedule],
     sensors=[token_flow_sensor],
     resources=resources_from_env(),
 )

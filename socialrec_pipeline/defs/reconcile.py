@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -28,10 +29,39 @@ from socialrec_pipeline.defs.services import (
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
+from socialrec_pipeline.recording.settings import SettingError
 
-#: The first reconcilable hour. Not a secret and it shapes the partition set, so it is read when
-#: the code location loads (format `YYYY-MM-DD-HH:MM`, UTC).
-RECONCILE_START = os.environ.get("SOCIALREC_RECONCILE_START", "2026-11-01-00:00")
+START_VARIABLE = "SOCIALREC_RECONCILE_START"
+START_FORMAT = "%Y-%m-%d-%H:%M"
+
+
+def reconcile_start(environ=os.environ, now: datetime | None = None) -> str:
+    """The first hourly partition of reconcile_job / reconciled_hours (UTC, `YYYY-MM-DD-HH:MM`).
+
+    A deliberate setting: the hours before it are not shown and the schedule covers every hour
+    from it on. Set it to the hour the deployment started consuming token.flow (older hours: lower
+    it and launch a backfill, on purpose). Unset, it is 00:00 UTC of the day the process loaded
+    the code: a trial never shows hundreds of hours nothing will fill (`scripts/run.sh` pins the
+    hour before an instance's first start instead, so it does not move between restarts).
+    Read when the code location loads: it shapes the partition set, and it is not a secret.
+    """
+    raw = (environ.get(START_VARIABLE) or "").strip()
+    if not raw:
+        today = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
+        return today.strftime(START_FORMAT)
+    try:
+        parsed = datetime.strptime(raw, START_FORMAT)
+    except ValueError:
+        raise SettingError(
+            f"{START_VARIABLE}={raw!r} is not an hour in the form YYYY-MM-DD-HH:MM (UTC), e.g. 2026-12-01-00:00. "
+            "It is the first hour reconcile_job covers; fix or unset it and reload the code location."
+        ) from None
+    if parsed.minute:
+        raise SettingError(f"{START_VARIABLE}={raw!r} must be a whole hour (minutes 00): partitions are hours.")
+    return parsed.strftime(START_FORMAT)
+
+
+RECONCILE_START = reconcile_start()
 
 reconcile_partitions = dg.HourlyPartitionsDefinition(start_date=RECONCILE_START, timezone="UTC")
 
@@ -45,16 +75,30 @@ class ReconcileConfig(dg.Config):
     )
 
 
-@dg.op(retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL))
-def reconcile_window(
-    context: dg.OpExecutionContext,
-    config: ReconcileConfig,
+#: Transient faults (upstream, Mongo, Redis) are retried twice after 30 s / 60 s.
+RECONCILE_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
+
+RECONCILED_HOURS = dg.AssetSpec(
+    "reconciled_hours",
+    description="Reconcile coverage: one partition per hour of the upstream's last_transfer_at. Materialized "
+    "(with the window's candidates / present / recorded / skipped / failed) when reconcile_job finished the "
+    "hour; failed when a token failed or the deadline cut the window; missing when it never ran. Launch a "
+    "backfill of missing or failed hours from this asset's partition bar.",
+    owners=OWNERS,
+    group_name=OPS_GROUP,
+    kinds={"mongodb"},
+)
+
+
+def reconcile_window_body(
+    context: dg.AssetExecutionContext,
+    config: "ReconcileConfig",
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource,
     recording: RecordingSettingsParam,
     generators: GeneratorsResource,
-) -> dg.Output:
+) -> dg.MaterializeResult:
     """Record every qualifying token of the partition's hour that has no marker yet.
 
     Green when the window converged. Red (after the summary is logged) when a token failed or the
@@ -68,7 +112,7 @@ def reconcile_window(
         deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
         try:
             result = service.run_window(
-                window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run_id}"
+                window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
             )
         except UpstreamError as exc:
             transient = isinstance(exc, UpstreamUnavailable)
@@ -114,17 +158,44 @@ def reconcile_window(
         )
     if result.skipped_locked:
         context.log.info(f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it")
-    return dg.Output(summary, metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.job(
-    partitions_def=reconcile_partitions,
+def reconcile_asset(retry_policy: dg.RetryPolicy | None = RECONCILE_RETRY) -> dg.AssetsDefinition:
+    """The step of reconcile_job (op `reconcile_window`), materializing one hour of reconciled_hours."""
+
+    @dg.multi_asset(
+        name="reconcile_window",
+        specs=[RECONCILED_HOURS],
+        partitions_def=reconcile_partitions,
+        retry_policy=retry_policy,
+        description="Record every qualifying token of the partition's hour that has no marker yet.",
+    )
+    def reconcile_window(
+        context: dg.AssetExecutionContext,
+        config: ReconcileConfig,
+        mongo: MongoResource,
+        redis: RedisResource,
+        soltracker: SolTrackerResource,
+        recording: RecordingSettingsParam,
+        generators: GeneratorsResource,
+    ) -> dg.MaterializeResult:
+        return reconcile_window_body(context, config, mongo, redis, soltracker, recording, generators)
+
+    return reconcile_window
+
+
+reconcile_window = reconcile_asset()
+
+
+reconcile_job = dg.define_asset_job(
+    "reconcile_job",
+    selection=dg.AssetSelection.assets(RECONCILED_HOURS.key),
     executor_def=dg.in_process_executor,
     tags={JOB_FAMILY_TAG: "reconcile"},
-    description="Record the tokens of one upstream last_transfer_at hour that the stream missed.",
+    description="Record the tokens of one upstream last_transfer_at hour that the stream missed; each run "
+    "materializes (or fails) that hour of the reconciled_hours asset.",
 )
-def reconcile_job():
-    reconcile_window()
 
 
 reconcile_schedule = dg.build_schedule_from_partitioned_job(

@@ -11,6 +11,7 @@ the step claims a slot of the same pool around that one call (`defs/paid_pool.py
 """
 
 import hashlib
+import textwrap
 
 import dagster as dg
 from pydantic import Field
@@ -226,16 +227,40 @@ record_paid_url = url_op(
 )
 
 
+#: Shown inline in the run's event log, the table gets the width of the log's info column (~760 px
+#: on a 1500 px screen). Cells wrap anywhere when the row is wider than that, and the browser takes
+#: the room from every column, so a long URL used to break `skipped_paid` into two lines. The long
+#: text columns therefore carry their own line breaks (cells keep newlines): a URL every
+#: URL_LINE characters (after a `/` where it can), the detail every DETAIL_LINE, so a row always
+#: fits and no status word is broken (scripts/ui_check.sh checks it in a browser). The marker holds
+#: each URL in one piece; `url` here is for reading.
+URL_LINE = 26
+DETAIL_LINE = 18
+
 URL_TABLE_SCHEMA = dg.TableSchema(
     columns=[
-        dg.TableColumn("url", "string", description="canonical URL (social_urls[].url)"),
-        dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
-        dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
         dg.TableColumn("status", "string", description="what happened to the URL (social_urls[].status)"),
+        dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
+        dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
+        dg.TableColumn("api_call", "bool", description="an API was called (counts as an attempt)"),
+        dg.TableColumn("url", "string", description=f"canonical URL (social_urls[].url), a line per {URL_LINE} characters"),
         dg.TableColumn("detail", "string", description="why, for a status other than ok"),
-        dg.TableColumn("external_call", "bool", description="an API was called"),
     ]
 )
+
+
+def _lines_of(text: str, width: int, after: str = "") -> str:
+    """`text` with a newline at least every `width` characters, preferably after one of `after`
+    (a URL) or between words (prose)."""
+    if not after:
+        return textwrap.fill(text, width, break_long_words=True, break_on_hyphens=False)
+    lines, rest = [], text
+    while len(rest) > width:
+        cut = max(rest.rfind(c, 0, width) for c in after) + 1
+        cut = cut if cut > width // 2 else width
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    return "\n".join([*lines, rest])
 
 
 def credential_warnings(results: list[UrlResult]) -> dict[str, str]:
@@ -252,12 +277,12 @@ def url_table(results: list[UrlResult]) -> dg.TableMetadataValue:
         records=[
             dg.TableRecord(
                 {
-                    "url": r.planned.url,
-                    "source_field": r.planned.source_field or "",
-                    "platform": str(r.planned.routed.platform) if r.planned.routed else "",
                     "status": str(r.status),
-                    "detail": r.error or "",
-                    "external_call": bool(r.external_call),
+                    "platform": str(r.planned.routed.platform) if r.planned.routed else "",
+                    "source_field": r.planned.source_field or "",
+                    "api_call": bool(r.external_call),
+                    "url": _lines_of(r.planned.url, URL_LINE, after="/?&=."),
+                    "detail": _lines_of(r.error or "", DETAIL_LINE),
                 }
             )
             for r in results

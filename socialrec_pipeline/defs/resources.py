@@ -103,7 +103,8 @@ class RabbitMQResource(dg.ConfigurableResource):
 
     @property
     def is_sandbox(self) -> bool:
-        return self.env.strip() == "sandbox"
+        env = self.env.strip()
+        return env == "sandbox" or env.startswith("sandbox-")
 
 
 class SolTrackerResource(dg.ConfigurableResource):

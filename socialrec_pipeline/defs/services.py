@@ -22,6 +22,7 @@ from socialrec_pipeline.defs.tags import INFRA_FAILED, OUTCOME_TAG, WARNING_TAG
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
+from socialrec_pipeline.recording.settings import SettingError
 
 
 def token_recorder(
@@ -167,6 +168,8 @@ def transient_only(context: dg.OpExecutionContext | None = None) -> Iterator[Non
         yield
     except dg.Failure:
         raise
+    except SettingError as exc:  # the message names the variable; the chain would only add frames
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     except TRANSIENT_ERRORS as exc:
         if context is None:
             raise

@@ -18,6 +18,7 @@ from dagster._core.storage.tags import RUN_KEY_TAG
 
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
+from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RETRYING, STUCK, RecordInbox
 from socialrec_pipeline.stream.intake import EndedRun, Launch, TickLimits, TokenFlowDrain, plan_launches
@@ -132,6 +133,20 @@ def skip_reason(tick: dict[str, int]) -> str:
     return "; ".join(parts) + "; no new run needed"
 
 
+def tick_outcome(tick: dict[str, int], requested: int) -> str:
+    """What the tick did, in at most ~13 characters: the tick list shows only the first ~22
+    characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
+    parts = [(requested, "launched")] + [
+        (tick.get(key, 0), label)
+        for key, label in (("done", "recorded"), ("waiting", "waiting"), ("below_threshold", "below 5"), ("invalid", "dead-letter"),
+                           ("stuck", "stuck"))
+    ]
+    happened = [f"{n} {label}" for n, label in parts if n]
+    if not happened:
+        return "queue empty" if not tick["consumed"] else f"{tick['consumed']} consumed"
+    return happened[0] + ("+" if len(happened) > 1 else "")
+
+
 def stuck_report(inbox: RecordInbox) -> list[dict]:
     """The first stuck tokens with the run that last failed, for the tick log and the cursor."""
     report = []
@@ -154,14 +169,17 @@ def stuck_report(inbox: RecordInbox) -> list[dict]:
     # is ~0.13 s wall, ~20 ms CPU in this function (bench/sensor.py; docs/decisions.md, Dagster).
     minimum_interval_seconds=2,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Every 5 s: drains token.flow (bounded per tick) into the record inbox and launches one "
-    "record_token_job run per qualifying token without a marker or an active run. Each tick logs (and the "
-    "cursor keeps, with running totals): consumed, invalid (dead-lettered to <queue>.dlq with the reason), "
-    "below_threshold (acked, no run), queued (into the inbox), launched (new runs), relaunched (of which "
-    "automatic relaunches after a failed run, with backoff), rerequested (an earlier tick's run key again, no "
-    "new run), done (already recorded, removed from the inbox), waiting (token has an active run), retrying "
-    "(tokens waiting for their next automatic relaunch), stuck (tokens whose relaunches all failed; the cursor "
-    "lists them with the run that last failed).",
+    description="Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "
+    "interval shown as its frequency is only a floor, so no pass is skipped): drains token.flow (bounded per "
+    "tick) into the record inbox and launches one record_token_job run per qualifying token without a marker "
+    "or an active run. A tick that starts no run is Skipped with the reason (queue empty, below threshold, "
+    "dead-lettered, already recorded, waiting for an active run); the cursor starts with a short `why`. Each "
+    "tick logs (and the cursor keeps, with running totals): consumed, invalid (dead-lettered to <queue>.dlq "
+    "with the reason), below_threshold (acked, no run), queued (into the inbox), launched (new runs), "
+    "relaunched (of which automatic relaunches after a failed run, with backoff), rerequested (an earlier "
+    "tick's run key again, no new run), done (already recorded, removed from the inbox), waiting (token has an "
+    "active run), retrying (tokens waiting for their next automatic relaunch), stuck (tokens whose relaunches "
+    "all failed; the cursor lists them with the run that last failed).",
 )
 def token_flow_sensor(
     context: dg.SensorEvaluationContext,
@@ -169,7 +187,10 @@ def token_flow_sensor(
     rabbitmq: RabbitMQResource,
     recording: RecordingSettingsParam,
 ) -> dg.SensorResult:
-    threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
+    try:
+        threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
+    except SettingError as exc:
+        raise SettingError(str(exc)) from None  # one paragraph naming the variable, no inner frames
     store = mongo.store()
     inbox = RecordInbox(store.db)
     drained = TokenFlowDrain(
@@ -197,7 +218,6 @@ def token_flow_sensor(
         "retrying": inbox.count_in_state(RETRYING),
         "stuck": inbox.count_in_state(STUCK),
     }
-    context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
     warning = upstream_404_warning(context.instance)
     if warning:
         context.log.warning(warning)
@@ -208,10 +228,20 @@ def token_flow_sensor(
             f"{line.get('last_failed_run_id', 'unknown')}: fix the cause, then launch record_token_job for it "
             "(or wait for its next event)"
         )
-    cursor = json.dumps(
-        {"last_tick": tick, "totals": _totals(context.cursor, tick), "stuck_tokens": stuck}, sort_keys=True
-    )
     requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
+    if any(v for k, v in tick.items() if k not in ("retrying", "stuck")) or stuck:
+        # an idle tick says so in the tick list; it does not fill the terminal every 5 s
+        context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
+    # `why` first: the tick list shows the start of the cursor, so each row says what the tick did
+    # (the full reason of a skipped tick is its skip reason, on the status tag and in the tick's page).
+    cursor = json.dumps(
+        {
+            "why": tick_outcome(tick, len(requests)),
+            "last_tick": dict(sorted(tick.items())),
+            "totals": dict(sorted(_totals(context.cursor, tick).items())),
+            "stuck_tokens": stuck,
+        }
+    )
     return dg.SensorResult(
         run_requests=requests or None,
         skip_reason=None if requests else skip_reason(tick) + (f". WARNING: {warning}" if warning else ""),

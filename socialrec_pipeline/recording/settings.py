@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.events import AF_INVESTOR_THRESHOLD
@@ -35,6 +35,25 @@ ENV_NAMES: dict[str, str] = {
     "SOCIALREC_METRIC_MIN_INTERVAL_MINUTES": "metric_min_interval_minutes",
     "SOCIALREC_PROFILE_MAX_AGE_HOURS": "profile_max_age_hours",
 }
+
+
+class SettingError(ValueError):
+    """A malformed or out-of-range setting. Its message is one paragraph naming the variable,
+    the value and what is accepted: what an operator reads in a failed run, tick or load."""
+
+
+def _one_paragraph(exc: ValidationError, values: Mapping[str, Any]) -> str:
+    fields = {field: name for name, field in ENV_NAMES.items()}
+    parts = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error.get("loc") else "?"
+        name = fields.get(field, field)
+        parts.append(f"{name}={values.get(field)!r} is refused: {error['msg']}")
+    return "; ".join(parts) + (
+        ". Fix the variable in the deployment's environment (README, Configuration) and restart or reload; "
+        "a malformed setting never falls back to a more permissive value."
+    )
+
 
 class RecordingSettings(BaseModel):
     """Frozen settings for recording, reconcile and retry (SPEC §2.3, §6–§8)."""
@@ -83,7 +102,11 @@ class RecordingSettings(BaseModel):
         parser, so one spelling of `SOCIALREC_ENABLE_PAID` is accepted everywhere."""
         from socialrec_pipeline.routing.gate import GateSettings
 
-        gate = GateSettings.from_env({k: v for k, v in env.items() if v is not None and v.strip() != ""})
+        try:
+            gate = GateSettings.from_env({k: v for k, v in env.items() if v is not None and v.strip() != ""})
+        except ValueError as exc:
+            raise SettingError(f"{exc}. Fix the variable in the deployment's environment and restart or reload; "
+                               "the paid gate stays closed meanwhile.") from None
         values: dict[str, Any] = {
             "enable_paid": gate.enable_paid,
             "enable_community": gate.enable_community,
@@ -96,5 +119,11 @@ class RecordingSettings(BaseModel):
             try:
                 values[field] = int(raw.strip())
             except ValueError:
-                raise ValueError(f"{name} must be an integer, got {raw.strip()!r}") from None
-        return cls(**values)
+                raise SettingError(
+                    f"{name} must be an integer, got {raw.strip()!r}. Fix the variable in the deployment's "
+                    "environment (README, Configuration) and restart or reload."
+                ) from None
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise SettingError(_one_paragraph(exc, values)) from None

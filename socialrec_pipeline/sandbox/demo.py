@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import threading
 from collections.abc import Callable
@@ -34,24 +35,34 @@ PUMPKIT = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263"
 QUIET = "So11111111111111111111111111111111111111112"
 
 
-def demo_tokens(now: datetime) -> list[dict]:
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def fresh_address() -> str:
+    """A new base58 mint-like address, so every publish brings tokens the database has never seen."""
+    return "".join(secrets.choice(_BASE58) for _ in range(44))
+
+
+def demo_tokens(now: datetime, addresses: tuple[str, str, str] = (POPCAT, PUMPKIT, QUIET)) -> list[dict]:
+    """The upstream rows of the sample tokens (by default the fixed demo addresses)."""
+    popcat, pumpkit, quiet = addresses
     last = (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return [
         upstream_token(
-            POPCAT, af=7, symbol="POPCAT", last_transfer=last,
+            popcat, af=7, symbol="POPCAT", last_transfer=last,
             website="https://moon.example/?utm_source=x",
             twitter="https://twitter.com/kolguy/status/1866000000000000001?s=20",
             telegram="t.me/pumpchannel",
             discord="https://www.tiktok.com/@moonkol/video/7350000000000000001",  # paid: skipped_paid
         ),
         upstream_token(
-            PUMPKIT, af=5, symbol="PUMPKIT", last_transfer=last,
+            pumpkit, af=5, symbol="PUMPKIT", last_transfer=last,
             website="https://github.com/pumpdev/pump-sdk",
             twitter="x.com/kolguy",
             telegram="https://youtu.be/dQw4w9WgXcQ",  # a YouTube URL in the telegram field
             discord="https://www.reddit.com/r/solana/",
         ),
-        upstream_token(QUIET, af=2, symbol="QUIET", last_transfer=last, website="https://quiet.example"),
+        upstream_token(quiet, af=2, symbol="QUIET", last_transfer=last, website="https://quiet.example"),
     ]
 
 
@@ -61,7 +72,7 @@ def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[Fixture
 
     soltracker = SolTrackerFixture(demo_tokens(datetime.now(timezone.utc)), api_key=SOLTRACKER_KEY)
     return {
-        "soltracker": (port(0), soltracker.install),
+        "soltracker": (port(0), lambda server: soltracker.install_admin(soltracker.install(server))),
         "x": (port(1), x.demo_fixtures().register),
         "github": (port(2), github.demo_fixtures().register),
         "youtube": (port(3), youtube.demo_fixtures().register),
@@ -72,11 +83,17 @@ def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[Fixture
     }
 
 
-def environment(urls: dict[str, str]) -> dict[str, str]:
+def sandbox_exchange(env: str = SANDBOX_ENV) -> str:
+    """The exchange of one sandbox: `…sandbox` for the default, `…sandbox-<name>` for a named one.
+    A queue and an exchange per sandbox, so a publish reaches that sandbox's queue only."""
+    return SANDBOX_EXCHANGE if env.strip() == SANDBOX_ENV else f"{SANDBOX_EXCHANGE.rsplit('.', 1)[0]}.{env.strip()}"
+
+
+def environment(urls: dict[str, str], env: str = SANDBOX_ENV) -> dict[str, str]:
     """The variables the code location reads, pointed at the stand-ins (sandbox keys only)."""
     return {
-        "SOCIALREC_ENV": SANDBOX_ENV,
-        "RABBITMQ_EXCHANGE": SANDBOX_EXCHANGE,
+        "SOCIALREC_ENV": env,
+        "RABBITMQ_EXCHANGE": sandbox_exchange(env),
         "SOL_TRACKER_BASE_URL": urls["soltracker"],
         "SOL_TRACKER_API_KEY": SOLTRACKER_KEY,
         "TWITTERAPI_BASE_URL": urls["x"],
@@ -94,7 +111,7 @@ def environment(urls: dict[str, str]) -> dict[str, str]:
 
 
 def serve(out: TextIO, *, port_base: int = DEFAULT_PORT_BASE, env_file: str | None = None,
-          stop: threading.Event | None = None) -> int:
+          stop: threading.Event | None = None, env: str = SANDBOX_ENV) -> int:
     """Start every stand-in, print `export` lines, block until SIGINT/SIGTERM (or `stop`)."""
     stop = stop or threading.Event()
     started: list[FixtureServer] = []
@@ -104,7 +121,7 @@ def serve(out: TextIO, *, port_base: int = DEFAULT_PORT_BASE, env_file: str | No
             install(server)
             started.append(server.start())
             urls[name] = server.url
-        exports = "".join(f"export {k}={v}\n" for k, v in environment(urls).items())
+        exports = "".join(f"export {k}={v}\n" for k, v in environment(urls, env).items())
         if env_file:
             # Written whole, then renamed: a reader polling for the file never sees half of it.
             partial = f"{env_file}.partial"
@@ -124,8 +141,9 @@ def serve(out: TextIO, *, port_base: int = DEFAULT_PORT_BASE, env_file: str | No
     return 0
 
 
-def sample_events(now: datetime) -> list[tuple[str, bytes]]:
+def sample_events(now: datetime, addresses: tuple[str, str, str] = (POPCAT, PUMPKIT, QUIET)) -> list[tuple[str, bytes]]:
     """(what, body): two qualifying tokens (one twice: a duplicate), one below threshold, one invalid."""
+    popcat, pumpkit, quiet = addresses
     first = (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z")
 
     def event(address: str, af: int, symbol: str) -> bytes:
@@ -134,38 +152,71 @@ def sample_events(now: datetime) -> list[tuple[str, bytes]]:
                            "flowAt": int(now.timestamp() * 1000)}).encode()
 
     return [
-        ("qualifying", event(POPCAT, 7, "POPCAT")),
-        ("qualifying", event(PUMPKIT, 5, "PUMPKIT")),
-        ("duplicate", event(POPCAT, 7, "POPCAT")),
-        ("below threshold", event(QUIET, 2, "QUIET")),
+        ("qualifying", event(popcat, 7, "POPCAT")),
+        ("qualifying", event(pumpkit, 5, "PUMPKIT")),
+        ("duplicate", event(popcat, 7, "POPCAT")),
+        ("below threshold", event(quiet, 2, "QUIET")),
         ("invalid", b"this is not json"),
     ]
 
 
-def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange: str | None = None) -> int:
+def register_tokens(soltracker_url: str, rows: list[dict], api_key: str = SOLTRACKER_KEY) -> None:
+    """Add token rows to a running SolTracker stand-in (`socialrec sandbox serve`)."""
+    import httpx
+
+    response = httpx.post(f"{soltracker_url.rstrip('/')}/sandbox/tokens", json=rows,
+                          headers={"x-api-key": api_key}, timeout=5.0)
+    response.raise_for_status()
+
+
+def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange: str | None = None,
+            soltracker_url: str | None = None) -> int:
     """Publish the samples to the sandbox's own exchange (declaring our queue so nothing is
-    dropped). Never the producer's exchange: its other consumers must not see sample events."""
+    dropped). Never the producer's exchange: its other consumers must not see sample events.
+
+    With `soltracker_url` (the running stand-in), the samples get fresh addresses, registered with
+    the stand-in first: every publish starts new runs, even against a database that recorded the
+    earlier ones. Without it the fixed demo addresses are used.
+    """
     import pika
 
     from socialrec_pipeline.stream.broker import ROUTING_KEY, declare_topology, open_connection, queue_name_for
 
-    exchange = exchange or SANDBOX_EXCHANGE
+    exchange = exchange or sandbox_exchange(env)
 
     if env.strip() in ("prod", "production"):
         raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")
+    now = datetime.now(timezone.utc)
+    addresses = (POPCAT, PUMPKIT, QUIET)
+    if soltracker_url:
+        addresses = (fresh_address(), fresh_address(), fresh_address())
+        register_tokens(soltracker_url, demo_tokens(now, addresses))
     queue = queue_name_for(env)
     connection = open_connection(rabbitmq_url)
     try:
         channel = declare_topology(connection, queue, exchange)
-        for what, body in sample_events(datetime.now(timezone.utc)):
+        for what, body in sample_events(now, addresses):
             channel.basic_publish(exchange, ROUTING_KEY, body,
                                   pika.BasicProperties(content_type="application/json", delivery_mode=2))
             out.write(f"published {what}: {body[:90].decode(errors='replace')}\n")
     finally:
         connection.close()
     out.write(f"queue {queue}: the token_flow_sensor picks these up on its next tick\n")
-    out.write(
-        "tokens already recorded in the database start no run (the tick's skip reason says so); to watch the "
-        "recording again, restart scripts/run.sh with another MONGODB_DATABASE or after removing .local/mongo\n"
-    )
+    if not soltracker_url:
+        out.write(
+            "fixed demo addresses: tokens already recorded in the database start no run (the tick's skip reason "
+            "says so); publish with the sandbox's env file (default) for fresh addresses\n"
+        )
     return 0
+
+
+def read_env_file(path: str) -> dict[str, str]:
+    """The `export K=V` lines `serve --env-file` wrote."""
+    values: dict[str, str] = {}
+    with open(path) as handle:
+        for line in handle:
+            line = line.strip().removeprefix("export ")
+            if "=" in line and not line.startswith("#"):
+                key, value = line.split("=", 1)
+                values[key] = value
+    return values

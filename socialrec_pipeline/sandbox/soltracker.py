@@ -18,6 +18,7 @@ from socialrec_pipeline.sandbox.fixture_server import Faults, FixtureServer, Rep
 
 TOKEN_PATH_PREFIX = "/api/v1/tokens/"
 LIST_PATH = "/api/v1/tokens"
+ADMIN_PATH = "/sandbox/tokens"
 
 
 class SolTrackerFixture:
@@ -57,6 +58,25 @@ class SolTrackerFixture:
         server.route("GET", LIST_PATH, self._list)
         server.route_prefix("GET", TOKEN_PATH_PREFIX, self._one)
         return server
+
+    def install_admin(self, server: FixtureServer) -> FixtureServer:
+        """`POST /sandbox/tokens` (a JSON list of token rows, same key): the demo's publish adds the
+        tokens of fresh sample events. Not part of the SolTracker contract; the demo only."""
+        server.route("POST", ADMIN_PATH, self._add)
+        return server
+
+    def _add(self, request: Request) -> Reply:
+        if request.headers.get("x-api-key") != self.api_key:
+            return Reply.json({"message": "Unauthorized"}, status=401)
+        try:
+            rows = request.json()
+            if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in rows):
+                raise ValueError("expected a list of token rows with an address")
+        except ValueError as exc:
+            return Reply.json({"message": f"bad request: {exc}"}, status=400)
+        for row in rows[:100]:
+            self.put(row)
+        return Reply.json({"added": min(len(rows), 100)})
 
     # -- handlers ------------------------------------------------------------------------------
     def _gate(self, request: Request) -> Reply | None:

@@ -58,3 +58,26 @@ def declare_topology(
     channel.queue_bind(queue, exchange, routing_key=ROUTING_KEY)
     channel.queue_declare(dead_letter_queue(queue), durable=True)
     return channel
+
+
+def queue_depths(url: str, queue: str) -> dict[str, int | None]:
+    """Ready messages in `queue` and its dead-letter queue (None for a queue that does not exist).
+
+    Passive declarations only: nothing is created, consumed or changed.
+    """
+    depths: dict[str, int | None] = {}
+    connection = open_connection(url)
+    try:
+        for name, key in ((queue, "queue"), (dead_letter_queue(queue), "dead_letter")):
+            channel = connection.channel()
+            try:
+                depths[key] = channel.queue_declare(name, passive=True).method.message_count
+            except ChannelClosedByBroker as exc:
+                if exc.reply_code != 404:
+                    raise
+                depths[key] = None
+            else:
+                channel.close()
+    finally:
+        connection.close()
+    return depths

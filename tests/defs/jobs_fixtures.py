@@ -89,3 +89,35 @@ def output_metadata(result, step: str) -> dict:
     """The metadata of a step's first output (values are Dagster `MetadataValue`s)."""
     event = next(e for e in result.all_events if e.step_key == step and e.event_type_value == "STEP_OUTPUT")
     return event.event_specific_data.metadata
+
+
+def reconcile_job_with(resources: dict, asset=None):
+    """`reconcile_job` resolved with `resources` (an asset job needs its assets and resources to run).
+
+    `asset` replaces the reconcile step, e.g. `reconcile_asset(retry_policy=None)`."""
+    from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_window
+
+    defs = dg.Definitions(assets=[asset or reconcile_window], jobs=[reconcile_job], resources=resources)
+    return defs.resolve_job_def(reconcile_job.name)
+
+
+def free_port_base(count: int = 8) -> int:
+    """A base of `count` consecutive loopback ports that are free now."""
+    import random
+    import socket
+
+    for _ in range(50):
+        base = random.randint(30_000, 60_000 - count)
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError("no free port range")

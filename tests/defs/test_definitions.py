@@ -12,8 +12,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {
-    "jobs": ["record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "wallets_backfill_job"],
-    "schedules": ["reconcile_schedule", "retry_schedule", "metric_refresh_schedule"],
+    "jobs": [
+        "record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "wallets_backfill_job", "integrity_job",
+        "recording_health_job",
+    ],
+    "schedules": [
+        "reconcile_schedule", "retry_schedule", "metric_refresh_schedule", "integrity_schedule", "recording_health_schedule",
+    ],
     "sensors": ["token_flow_sensor"],
 }
 

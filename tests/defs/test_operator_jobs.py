@@ -6,13 +6,13 @@ from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 
-from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule
+from socialrec_pipeline.defs.reconcile import reconcile_schedule
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 
-from .jobs_fixtures import four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
 
 WINDOW = "2026-11-30-02:00"
 
@@ -30,9 +30,8 @@ def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mo
     soltracker.put(four_url_token(outside, last_transfer="2026-11-30T03:00:00Z"))  # next window
     fresh_db["tokens"].insert_one({"address": present, "social_urls": []})
 
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW, instance=instance,
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
     assert result.success
@@ -83,7 +82,7 @@ def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(f
         **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         "recording": RecordingSettingsResource(af_threshold="five"),
     }
-    result = reconcile_job.execute_in_process(partition_key=WINDOW, resources=resources, instance=instance, raise_on_error=False)
+    result = reconcile_job_with(resources).execute_in_process(partition_key=WINDOW, instance=instance, raise_on_error=False)
     assert not result.success
     assert not server.calls("/api/v1/tokens")
     events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
@@ -112,10 +111,16 @@ def test_retry_run_outlives_a_redis_hiccup(fixtures, instance, mongo_uri, fresh_
 
 
 def test_reconcile_schedule_targets_the_previous_hour():
-    context = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=timezone.utc))
-    requests = reconcile_schedule.evaluate_tick(context).run_requests
+    from socialrec_pipeline.defs.definitions import defs
+
+    repo = defs.get_repository_def()
+    schedule = repo.get_schedule_def(reconcile_schedule.name)
+    context = dg.build_schedule_context(
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=timezone.utc), repository_def=repo
+    )
+    requests = schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == ["2026-11-30-04:00"]
-    assert reconcile_schedule.execution_timezone == "UTC"
+    assert schedule.execution_timezone == "UTC"
 
 
 def test_retry_schedule_launches_the_three_retryable_statuses():

@@ -8,7 +8,6 @@ import logging
 import dagster as dg
 
 from socialrec_pipeline.defs.definitions import defs
-from socialrec_pipeline.defs.reconcile import reconcile_job
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job
@@ -17,7 +16,7 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"
@@ -91,7 +90,11 @@ def test_url_table_is_a_table_with_status_and_why(fixtures, instance, mongo_uri,
     assert rows["discord"]["status"] == "skipped_paid" and rows["discord"]["platform"] == "tt"
     assert "paid" in rows["discord"]["detail"]
     assert rows["website"]["status"] == "ok" and rows["website"]["detail"] == ""
-    assert [c.name for c in table.schema.columns][:4] == ["url", "source_field", "platform", "status"]
+    assert [c.name for c in table.schema.columns] == ["status", "platform", "source_field", "api_call", "url", "detail"]
+    # long text carries its own line breaks, so the inline table never breaks a status word
+    assert rows["discord"]["url"].replace("\n", "") == "https://tiktok.com/@moonkol/video/7350000000000000001"
+    assert all(len(line) <= 26 for line in rows["discord"]["url"].split("\n"))
+    assert all(len(line) <= 18 for r in rows.values() for line in r["detail"].split("\n"))
 
 
 def test_a_run_launched_by_hand_is_tagged_with_its_token(fixtures, instance, mongo_uri, fresh_db, redis_url):
@@ -148,9 +151,8 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(fixtures, ins
 
     monkeypatch.setattr(TokenRecorder, "record_upstream_token", flaky)
 
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW, instance=instance, raise_on_error=False,
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
     assert not result.success
@@ -168,10 +170,9 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
     server, soltracker = fixtures
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-30T01:30:00Z"))
 
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW, instance=instance, raise_on_error=False,
         run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
     assert not result.success
@@ -181,9 +182,8 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
 
 def test_a_converged_window_says_so(fixtures, instance, mongo_uri, fresh_db, redis_url):
     server, _ = fixtures
-    result = reconcile_job.execute_in_process(
+    result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key="2026-11-30-00:00", instance=instance,
-        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
     assert result.success
     assert output_metadata(result, "reconcile_window")["stopped_by"].value == "window finished"
@@ -253,17 +253,15 @@ def test_a_tick_that_starts_no_run_says_why(instance, broker, stream_resources):
 
 
 def test_an_upstream_outage_during_reconcile_says_what_to_do(fixtures, instance, mongo_uri, fresh_db, redis_url):
-    from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_window
+    from socialrec_pipeline.defs.reconcile import reconcile_asset
 
-    @dg.job(partitions_def=reconcile_partitions, executor_def=dg.in_process_executor)
-    def reconcile_without_retries():  # the real op, without the 30 s / 60 s retry delays
-        reconcile_window.with_retry_policy(dg.RetryPolicy(max_retries=0))()
-
+    resources = job_resources(fixtures[0].url, mongo_uri, fresh_db.name, redis_url)
+    # the real step, without the 30 s / 60 s retry delays
+    reconcile_without_retries = reconcile_job_with(resources, reconcile_asset(retry_policy=None))
     server, soltracker = fixtures
     with soltracker.failing(Reply.json({"message": "down"}, status=503), times=1):
         result = reconcile_without_retries.execute_in_process(
             partition_key=WINDOW, instance=instance, raise_on_error=False,
-            resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         )
 
     assert not result.success

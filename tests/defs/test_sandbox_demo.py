@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import threading
 import time
 
@@ -17,6 +16,8 @@ from socialrec_pipeline.defs.resources import (
 )
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo
+
+from .jobs_fixtures import free_port_base
 
 
 def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
@@ -45,7 +46,7 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
         UnknownTokenCache(client).forget(address)
     stop, out = threading.Event(), io.StringIO()
     env_file = tmp_path / "sandbox.env"
-    port_base = random.randint(30_000, 40_000)
+    port_base = free_port_base()  # 8 consecutive ports free now (a busy machine holds many)
     thread = threading.Thread(target=demo.serve, args=(out,), kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop})
     thread.start()
     try:

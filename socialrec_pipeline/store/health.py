@@ -1,0 +1,100 @@
+"""Recording health figures derived from stored data, runnable without Dagster.
+
+`recording_health(db, now, paid_platforms)` returns plain numbers (the `recording_health` asset
+puts them in its metadata, which Dagster plots over time):
+
+- `tokens_recorded_last_hour`: markers whose `discovered_at` (set when the marker is created) is in
+  the last hour — a count on `idx_tokens_discovered`.
+- `urls_<status>`: URLs per FetchStatus over every marker; `retryable_backlog` is the sum over
+  RETRYABLE, `exhausted` the `exhausted` count.
+- per platform, over URLs whose last attempt (`attempted_at`) is in the last hour:
+  `attempts_last_hour_<p>`, `errors_last_hour_<p>` and `error_rate_<p>` (errors / attempts, 0 when
+  nothing was attempted); an *attempt* is a URL whose status is not a gate decision
+  (`skipped_paid`, `unsupported`: no call was made).
+- `paid_calls_last_hour`: attempts in the last hour on the paid platforms.
+- `inbox_open` / `inbox_stuck` / `inbox_total`: `record_inbox` entries waiting for or being
+  recorded (pending, launched, retrying) / given up after every relaunch / all (counts on
+  `idx_inbox_state`).
+- `last_recorded_age_min`: minutes since the newest marker was created (newest first on
+  `idx_tokens_discovered`); -1 when there is none.
+
+Only the last attempt of a URL is stored (a retry overwrites it), so the per-provider figures
+count URLs last attempted in the hour, not every call made: a URL retried twice in one hour
+counts once. The URL figures come from one bounded batch scan of `tokens` (projection of
+`social_urls.status/platform/attempted_at`, `scan_limit` documents at most, `tokens_scanned`
+says how many were read).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from pymongo import DESCENDING
+from pymongo.database import Database
+
+from socialrec_pipeline.domain.enums import RETRYABLE, FetchStatus, Platform
+from socialrec_pipeline.store.collections import TOKENS, collection
+
+INBOX = "record_inbox"
+OPEN_INBOX_STATES = ("pending", "launched", "retrying")
+#: Statuses the gate gives without calling anything.
+NO_CALL_STATUSES = frozenset({FetchStatus.SKIPPED_PAID, FetchStatus.UNSUPPORTED})
+DEFAULT_SCAN_LIMIT = 1_000_000
+
+
+def recording_health(
+    db: Database, now: datetime, paid_platforms: Iterable[Platform | str], *, scan_limit: int = DEFAULT_SCAN_LIMIT
+) -> dict[str, float | int]:
+    tokens = collection(db, TOKENS)
+    hour_ago = now - timedelta(hours=1)
+    figures: dict[str, float | int] = {
+        "tokens_recorded_last_hour": tokens.count_documents(
+            {"discovered_at": {"$gte": hour_ago}}, hint="idx_tokens_discovered"
+        ),
+    }
+    newest = tokens.find_one(
+        {}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered"
+    )
+    if newest and isinstance(newest.get("discovered_at"), datetime):
+        figures["last_recorded_age_min"] = round((now - newest["discovered_at"]).total_seconds() / 60, 1)
+    else:
+        figures["last_recorded_age_min"] = -1
+
+    statuses: Counter[str] = Counter()
+    attempts: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    scanned = 0
+    cursor = tokens.find({}, {"social_urls.status": 1, "social_urls.platform": 1, "social_urls.attempted_at": 1})
+    cursor = cursor.hint("_id_").batch_size(5_000).limit(scan_limit)
+    for doc in cursor:
+        scanned += 1
+        for url in doc.get("social_urls") or []:
+            status = url.get("status")
+            statuses[status] += 1
+            at = url.get("attempted_at")
+            if not isinstance(at, datetime) or at < hour_ago or status in NO_CALL_STATUSES:
+                continue
+            platform = url.get("platform") or "unrouted"
+            attempts[platform] += 1
+            if status == FetchStatus.ERROR:
+                errors[platform] += 1
+    figures["tokens_scanned"] = scanned
+    for status in FetchStatus:
+        figures[f"urls_{status}"] = statuses.get(str(status), 0)
+    figures["retryable_backlog"] = sum(statuses.get(str(s), 0) for s in RETRYABLE)
+    figures["exhausted"] = statuses.get(str(FetchStatus.EXHAUSTED), 0)
+    paid = {str(p) for p in paid_platforms}
+    for platform in Platform:
+        p = str(platform)
+        figures[f"attempts_last_hour_{p}"] = attempts.get(p, 0)
+        figures[f"errors_last_hour_{p}"] = errors.get(p, 0)
+        figures[f"error_rate_{p}"] = round(errors.get(p, 0) / attempts[p], 4) if attempts.get(p) else 0.0
+    figures["paid_calls_last_hour"] = sum(attempts.get(p, 0) for p in paid)
+
+    inbox = db.get_collection(INBOX)
+    figures["inbox_open"] = inbox.count_documents({"state": {"$in": list(OPEN_INBOX_STATES)}}, hint="idx_inbox_state")
+    figures["inbox_stuck"] = inbox.count_documents({"state": "stuck"}, hint="idx_inbox_state")
+    figures["inbox_total"] = inbox.estimated_document_count()
+    return figures

@@ -1,0 +1,224 @@
+"""Data health in the UI: the asset catalog, reconcile coverage, integrity checks, recording_health."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import dagster as dg
+import pytest
+from bson import ObjectId
+from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
+
+from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.definitions import defs
+from socialrec_pipeline.defs.health import recording_health, recording_health_job, stalled
+from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job
+from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_start
+from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
+from socialrec_pipeline.recording.settings import SettingError
+from socialrec_pipeline.stream.inbox import RecordInbox
+
+from .jobs_fixtures import four_url_token, job_resources, reconcile_job_with, unique_address
+
+RECONCILED = dg.AssetKey("reconciled_hours")
+
+
+# -- the catalog ---------------------------------------------------------------------------------
+
+
+def test_collections_are_assets_with_owners_schemas_and_lineage():
+    graph = defs.get_repository_def().asset_graph
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert {
+        "token_flow",
+        "record_inbox",
+        "tokens",
+        "contents",
+        "accounts",
+        "venues",
+        "token_links",
+        "metric_series",
+        "reconciled_hours",
+        "recording_health",
+    } <= keys
+    for spec in COLLECTION_SPECS:
+        assert spec.description and spec.owners == ["team:socialrec"]
+        schema = spec.metadata["dagster/column_schema"]
+        assert isinstance(schema, dg.TableSchema) and schema.columns
+    for name in ("tokens", "contents", "accounts", "venues", "token_links", "metric_series"):
+        assert graph.get(dg.AssetKey(name)).parent_keys == {dg.AssetKey("record_inbox")}
+    assert graph.get(dg.AssetKey("record_inbox")).parent_keys == {dg.AssetKey("token_flow")}
+
+
+# -- reconcile coverage --------------------------------------------------------------------------
+
+
+def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, instance, mongo_uri, fresh_db, redis_url):
+    server, soltracker = fixtures
+    soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T07:30:00Z"))
+    job = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url))
+
+    done = job.execute_in_process(partition_key="2026-11-29-07:00", instance=instance)
+    assert done.success
+    (materialization,) = done.asset_materializations_for_node("reconcile_window")
+    assert materialization.partition == "2026-11-29-07:00"
+    assert materialization.metadata["recorded"].value == 1
+    assert "2026-11-29-07:00" in instance.get_materialized_partitions(RECONCILED)
+
+    soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T08:30:00Z"))
+    cut = job.execute_in_process(
+        partition_key="2026-11-29-08:00",
+        instance=instance,
+        raise_on_error=False,
+        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
+    )
+    assert not cut.success
+    assert "2026-11-29-08:00" not in instance.get_materialized_partitions(RECONCILED)
+    # What the partition health bar reads (the webserver's status cache): done, failed, the rest missing.
+    status = get_and_update_asset_status_cache_value(instance, RECONCILED, reconcile_partitions)
+    assert "2026-11-29-08:00" in set(
+        status.deserialize_failed_partition_subsets(reconcile_partitions).get_partition_keys()
+    )
+    assert "2026-11-29-07:00" in set(
+        status.deserialize_materialized_partition_subsets(reconcile_partitions).get_partition_keys()
+    )
+
+
+def test_the_partition_start_is_a_deliberate_setting():
+    now = datetime(2026, 12, 1, 15, 42, tzinfo=UTC)
+    assert reconcile_start({}, now) == "2026-12-01-00:00"  # unset: today, never hundreds of old hours
+    assert reconcile_start({"SOCIALREC_RECONCILE_START": "2026-11-20-06:00"}, now) == "2026-11-20-06:00"
+    for bad in ("2026-11-20", "yesterday", "2026-11-20-06:30"):
+        with pytest.raises(SettingError) as err:
+            reconcile_start({"SOCIALREC_RECONCILE_START": bad}, now)
+        assert "SOCIALREC_RECONCILE_START" in str(err.value) and "\n" not in str(err.value)
+
+
+# -- integrity checks ----------------------------------------------------------------------------
+
+
+def _integrity_job(mongo_uri: str, db_name: str):
+    resolved = dg.Definitions(
+        assets=COLLECTION_SPECS,
+        asset_checks=integrity_checks,
+        jobs=[integrity_job],
+        resources={"mongo": MongoResource(uri=mongo_uri, database=db_name)},
+    )
+    return resolved.resolve_job_def("integrity_job")
+
+
+def test_integrity_job_passes_on_a_clean_store_and_fails_on_a_seeded_violation(instance, mongo_uri, fresh_db):
+    job = _integrity_job(mongo_uri, fresh_db.name)
+    clean = job.execute_in_process(instance=instance)
+    evaluations = clean.get_asset_check_evaluations()
+    assert len(evaluations) == len(integrity_checks) == 11
+    assert all(e.passed for e in evaluations)
+
+    orphan = {
+        "_id": ObjectId(),
+        "token_address": "TokA",
+        "object": "accounts",
+        "object_id": ObjectId(),
+        "source_url": "https://x.com/kol",
+        "platform": "x",
+        "link_depth": 0,
+        "linked_at": datetime(2026, 11, 1, tzinfo=UTC),
+        "observed_at": datetime(2026, 11, 1, tzinfo=UTC),
+    }
+    fresh_db.token_links.insert_one(orphan)
+    dirty = job.execute_in_process(instance=instance, raise_on_error=False)
+    by_name = {e.check_name: e for e in dirty.get_asset_check_evaluations()}
+    failed = by_name["links_point_at_rows"]
+    assert not failed.passed and failed.severity == dg.AssetCheckSeverity.ERROR
+    assert failed.metadata["offending_ids"].value == [str(orphan["_id"])]
+    assert failed.metadata["dangling"].value == 1 and "coverage" in failed.metadata
+    assert not by_name["linked_tokens_have_markers"].passed
+    assert by_name["linked_tokens_have_markers"].severity == dg.AssetCheckSeverity.WARN
+
+
+def test_the_integrity_schedule_runs_daily():
+    schedule = defs.get_repository_def().get_schedule_def("integrity_schedule")
+    assert schedule.cron_schedule == "30 4 * * *" and schedule.job_name == "integrity_job"
+
+
+# -- recording_health ----------------------------------------------------------------------------
+
+
+def _health_job(mongo_uri: str, db_name: str, broker):
+    resolved = dg.Definitions(
+        assets=[*COLLECTION_SPECS, recording_health],
+        jobs=[recording_health_job],
+        resources={
+            "mongo": MongoResource(uri=mongo_uri, database=db_name),
+            "rabbitmq": RabbitMQResource(url=broker.url, env=broker.env, exchange=broker.exchange),
+            "recording": RecordingSettingsResource(),
+        },
+    )
+    return resolved.resolve_job_def("recording_health_job")
+
+
+def test_recording_health_plots_numbers_and_turns_red_when_work_waits(instance, mongo_uri, fresh_db, broker):
+    now = datetime.now(UTC)
+    RecordInbox(fresh_db).ensure_indexes()
+    fresh_db.tokens.insert_one(
+        {
+            "address": "TokOld",
+            "discovered_at": now - timedelta(hours=5),
+            "social_urls": [
+                {
+                    "url": "https://x.com/a",
+                    "platform": "x",
+                    "status": "error",
+                    "attempted_at": now - timedelta(minutes=10),
+                },
+                {
+                    "url": "https://x.com/b",
+                    "platform": "x",
+                    "status": "ok",
+                    "attempted_at": now - timedelta(minutes=20),
+                },
+                {
+                    "url": "https://tiktok.com/@a/video/1",
+                    "platform": "tt",
+                    "status": "skipped_paid",
+                    "attempted_at": now,
+                },
+                {"url": "https://instagram.com/p/1", "platform": "ig", "status": "ok", "attempted_at": now},
+                {
+                    "url": "https://t.me/gone",
+                    "platform": "tg",
+                    "status": "exhausted",
+                    "attempted_at": now - timedelta(hours=9),
+                },
+            ],
+        }
+    )
+    fresh_db.record_inbox.insert_one(
+        {"token_address": "Waiting", "state": "pending", "generation": 0, "received_at": now}
+    )
+    broker.publish({"tokenAddress": "x", "totalInvestedAlphaFinders": 7})
+
+    result = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
+    (materialization,) = result.asset_materializations_for_node("recording_health")
+    md = {k: v.value for k, v in materialization.metadata.items()}
+    assert md["tokens_recorded_last_hour"] == 0
+    assert (md["urls_ok"], md["urls_error"], md["urls_skipped_paid"], md["urls_exhausted"]) == (2, 1, 1, 1)
+    assert md["retryable_backlog"] == 2 and md["exhausted"] == 1
+    assert (md["attempts_last_hour_x"], md["errors_last_hour_x"], md["error_rate_x"]) == (2, 1, 0.5)
+    assert md["paid_calls_last_hour"] == 1  # the Instagram call; the skipped TikTok made none
+    assert (md["inbox_open"], md["queue_depth"], md["dead_letter_depth"]) == (1, 1, 0)
+    assert all(isinstance(v, (int, float)) for v in md.values())  # every figure is plotted
+    (check,) = result.get_asset_check_evaluations()
+    assert check.check_name == "keeping_up" and not check.passed  # 5 h without a token, work waiting
+
+    fresh_db.tokens.insert_one({"address": "TokNew", "discovered_at": now, "social_urls": []})
+    again = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
+    (check,) = again.get_asset_check_evaluations()
+    assert check.passed
+    assert again.asset_materializations_for_node("recording_health")[0].metadata["tokens_recorded_last_hour"].value == 1
+
+
+def test_nothing_waiting_is_not_a_stall():
+    assert stalled({"inbox_open": 0, "queue_depth": 0, "last_recorded_age_min": 999})[0] is False
+    assert stalled({"inbox_open": 0, "queue_depth": 4, "last_recorded_age_min": -1})[0] is True
+    assert stalled({"inbox_open": 2, "queue_depth": -1, "last_recorded_age_min": 30})[0] is False
