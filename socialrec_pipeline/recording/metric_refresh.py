@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from bson import ObjectId
 
@@ -69,6 +69,15 @@ class MetricRefreshResult:
     budget_exhausted: bool = False
     credit_exhausted: bool = False
     stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
+
+
+class ObservedObject(NamedTuple):
+    """A stored object a re-generated graph observed, with the metrics of this observation."""
+
+    kind: ObjectKind
+    object_id: ObjectId
+    platform: Platform
+    metrics: dict[str, Any]
 
 
 class MetricRefreshService:
@@ -204,7 +213,7 @@ class MetricRefreshService:
             self._failed(result, url, f"{type(exc).__name__}: {exc}")
             return False
         observed_objects = list(self._observed(graph, url, routed.canonical_url))
-        last_points = self.store.metrics.find_last_point_times((kind, oid) for kind, oid, _, _ in observed_objects)
+        last_points = self.store.metrics.find_last_point_times((o.kind, o.object_id) for o in observed_objects)
         appended_wanted = False
         for kind, object_id, platform, metrics in observed_objects:
             key = (str(kind), object_id)
@@ -236,19 +245,19 @@ class MetricRefreshService:
 
     def _observed(
         self, graph: SocialObjectGraph, url: str, canonical: str
-    ) -> Iterator[tuple[ObjectKind, ObjectId, Platform, dict[str, Any]]]:
-        """(kind, stored id, platform, metrics) for every object of the graph that exists."""
+    ) -> Iterator[ObservedObject]:
+        """Every object of the graph that is stored (by key, else by URL for contents)."""
         for group in graph.groups:
             # The graph is validated: every account and venue has a platform_key.
             creator, venue, content = group.creator, group.venue, group.content
             if creator is not None and creator.platform_key:
                 account = self.store.accounts.find_by_platform_key(creator.platform, creator.platform_key)
                 if account is not None:
-                    yield ObjectKind.ACCOUNTS, account.id, Platform(creator.platform), creator.metrics
+                    yield ObservedObject(ObjectKind.ACCOUNTS, account.id, Platform(creator.platform), creator.metrics)
             if venue is not None and venue.platform_key:
                 venue_row = self.store.venues.find_by_platform_key(venue.platform, venue.platform_key)
                 if venue_row is not None:
-                    yield ObjectKind.VENUES, venue_row.id, Platform(venue.platform), venue.metrics
+                    yield ObservedObject(ObjectKind.VENUES, venue_row.id, Platform(venue.platform), venue.metrics)
             if content is not None:
                 row = None
                 if content.platform_key:
@@ -259,4 +268,4 @@ class MetricRefreshService:
                     own = content.url if group.ref != graph.root_ref else canonical
                     row = self.store.contents.find_by_source_url(own) if own else None
                 if row is not None:
-                    yield ObjectKind.CONTENTS, row.id, Platform(content.platform), content.metrics
+                    yield ObservedObject(ObjectKind.CONTENTS, row.id, Platform(content.platform), content.metrics)
