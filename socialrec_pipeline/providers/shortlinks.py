@@ -48,7 +48,7 @@ from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
-from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, USER_AGENT
+from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, USER_AGENT, tls_context
 from socialrec_pipeline.routing.gate import GateSettings, gate
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -112,7 +112,7 @@ class ShortLinkResolver:
         self._max_hops = max_hops
         self._resolve_host = resolve_host
         self._http = httpx.Client(headers={"User-Agent": USER_AGENT}, timeout=timeout,
-                                  follow_redirects=False, transport=transport)
+                                  follow_redirects=False, transport=transport, verify=tls_context())
 
     def close(self) -> None:
         self._http.close()

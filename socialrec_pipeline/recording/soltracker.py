@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, S
 
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.providers.http import MAX_BODY_BYTES as PROVIDER_MAX_BODY_BYTES
-from socialrec_pipeline.providers.http import USER_AGENT
+from socialrec_pipeline.providers.http import USER_AGENT, tls_context
 
 #: SPEC §2.2: no upstream call waits longer than this.
 SOLTRACKER_TIMEOUT_S: float = 5.0
@@ -130,6 +130,7 @@ class SolTrackerClient:
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             transport=transport,
+            verify=tls_context(),
         )
         #: Number of HTTP requests sent (run metadata, tests).
         self.calls = 0
