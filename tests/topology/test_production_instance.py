@@ -130,9 +130,13 @@ def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
     b.close()
 
 
+@pytest.mark.parametrize("run_workers", ["default", "celery"])
 def test_compose_topology_runs_natively_on_postgres(
-    postgres_db, mongo_uri, fresh_db, redis_url, broker, tmp_path
+    run_workers, postgres_db, mongo_uri, fresh_db, redis_url, broker, tmp_path, unique_suffix
 ):
+    """`default`: deploy/dagster.yaml as it is (a process per run, started by the code server).
+    `celery`: its run_launcher replaced by deploy/celery-run-launcher.yaml, runs executed by two
+    real Celery run workers (README, "Scaling out")."""
     import psycopg2
     from dagster import DagsterInstance
     from dagster._core.scheduler.instigation import InstigatorState
@@ -149,7 +153,13 @@ def test_compose_topology_runs_natively_on_postgres(
     home = tmp_path / "dagster_home"
     home.mkdir()
     # The instance file as production has it; its env: references get this test's values.
-    (home / "dagster.yaml").write_text((ROOT / "deploy" / "dagster.yaml").read_text())
+    instance_text = (ROOT / "deploy" / "dagster.yaml").read_text()
+    celery_queue = f"socialrec-runs-test{unique_suffix}"
+    if run_workers == "celery":
+        instance = yaml.safe_load(instance_text)
+        instance["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())["run_launcher"]
+        instance_text = yaml.safe_dump(instance)
+    (home / "dagster.yaml").write_text(instance_text)
     grpc_port, web_port = free_port(), free_port()
     workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
     (entry,) = workspace["load_from"]
@@ -175,8 +185,18 @@ def test_compose_topology_runs_natively_on_postgres(
         "DAGSTER_POSTGRES_DB": postgres_db["db"],
     })  # fmt: skip
     env["RABBITMQ_EXCHANGE"] = broker.exchange  # the test's own exchange (tests/defs/conftest.py)
+    env["SOCIALREC_CELERY_BROKER_URL"] = broker.url
+    env["SOCIALREC_CELERY_RUN_QUEUE"] = celery_queue
     topology = Topology(home, env)
+    workers = None
     try:
+        if run_workers == "celery":
+            from .test_scale_out import CeleryWorkers
+
+            (tmp_path / "celery").mkdir()
+            workers = CeleryWorkers(tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)},
+                                    result_backend=None)  # run workers report through Dagster's storage
+            workers.start(2)
         topology.start("user-code", native(code_command, port=grpc_port))
         topology.start("webserver", native(services["webserver"]["command"], port=web_port, workspace=home / "workspace.yaml"))
         topology.start("daemon", native(services["daemon"]["command"], port=0, workspace=home / "workspace.yaml"))
@@ -217,6 +237,9 @@ def test_compose_topology_runs_natively_on_postgres(
         assert fresh_db["tokens"].find_one({"address": missed}) is not None
     finally:
         topology.stop()
+        if workers is not None:
+            workers.stop()
+            broker.channel.queue_delete(celery_queue)
         server.stop()
 
     # Run history, events and the sensor cursor are rows of the test's Postgres database.
@@ -232,6 +255,8 @@ def test_compose_topology_runs_natively_on_postgres(
             (reconcile_events,) = cur.fetchone()
             cur.execute("SELECT job_body FROM jobs WHERE job_type = 'SENSOR'")
             sensors = [deserialize_value(body, InstigatorState) for (body,) in cur.fetchall()]
+            cur.execute("SELECT count(*) FROM run_tags WHERE key = 'dagster-celery/task_id'")
+            (celery_tasks,) = cur.fetchone()
             cur.execute("SELECT count(*) FROM job_ticks")
             (ticks,) = cur.fetchone()
     finally:
@@ -240,6 +265,8 @@ def test_compose_topology_runs_natively_on_postgres(
     assert len(record_runs) == len(streamed) and {r[1] for r in record_runs} == {"SUCCESS"}, runs
     assert ("reconcile_job", "SUCCESS", run_id) in runs
     assert reconcile_events > 0 and ticks > 0
+    # Which run workers executed the runs: Celery tasks for every run, or none.
+    assert celery_tasks == (len(runs) if run_workers == "celery" else 0), (celery_tasks, runs)
     (sensor,) = [s for s in sensors if s.origin.instigator_name == "token_flow_sensor"]
     totals = json.loads(sensor.instigator_data.cursor)["totals"]
     assert totals["consumed"] == 2 * len(streamed) and totals["launched"] == len(streamed)

@@ -42,13 +42,13 @@ class CeleryWorkers:
     """`celery -A dagster_celery.app worker` processes, configured the way `dagster-celery worker
     start -y` configures them (a `dagster_celery_config` module on PYTHONPATH)."""
 
-    def __init__(self, tmp: Path, broker_url: str, queue: str, env: dict[str, str]) -> None:
+    def __init__(self, tmp: Path, broker_url: str, queue: str, env: dict[str, str], result_backend: str | None = "rpc://") -> None:
         self.tmp, self.queue = tmp, queue
         config_dir = tmp / "celery_config"
         config_dir.mkdir()
         (config_dir / "dagster_celery_config.py").write_text(textwrap.dedent(f"""
             broker_url = {broker_url!r}
-            result_backend = "rpc://"
+            result_backend = {result_backend!r}
             task_default_queue = {queue!r}
             worker_prefetch_multiplier = 1
         """))
