@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates (or reuses) .venv in the project root and installs the package with its test extras.
+# Creates (or reuses) .venv in the project root and installs the package with its test and dev extras
+# (pytest, hypothesis; ruff, mypy, pre-commit, the dg CLI).
 # Sourced by run.sh and test.sh; safe to run on its own.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +22,6 @@ want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! "$ROOT/.venv/bin/python" -c 'import socialrec_pipeline' 2>/dev/null; then
   echo "==> installing socialrec_pipeline and its dependencies into .venv"
   "$ROOT/.venv/bin/python" -m pip install --quiet --upgrade pip
-  "$ROOT/.venv/bin/python" -m pip install --quiet -e "$ROOT[test]"
+  "$ROOT/.venv/bin/python" -m pip install --quiet -e "$ROOT[test,dev]"
   echo "$want" > "$stamp"
 fi

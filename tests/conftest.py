@@ -10,13 +10,34 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
+from hypothesis import HealthCheck, settings
 from pymongo.database import Database
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
+
+# Op retry policies are built when `socialrec_pipeline.defs` is first imported, which happens after
+# this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
+# Set it in the shell to run the suite with the production delays. Step processes inherit it.
+os.environ.setdefault("SOCIALREC_STEP_RETRY_DELAY_S", "0")
+
+# No per-example deadline: on a shared 2-core machine a slow example is load, not a bug (a routing
+# property once failed on a deadline). CI also tolerates slow data generation, and prints the blob
+# that reproduces a failure. Pick another with HYPOTHESIS_PROFILE.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+
+
+def hypothesis_profile(environ: Mapping[str, str]) -> str:
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").strip().lower() in {"true", "1"} else "dev"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")

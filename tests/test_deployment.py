@@ -89,6 +89,7 @@ def test_instance_files_cap_runs_by_job_family_and_partition(instance_file, tmp_
         assert limits[("socialrec/job", "reconcile")] == 2
         assert limits[("socialrec/job", "retry")] == 3
         assert limits[("socialrec/job", "metric_refresh")] == 1
+        assert limits[("socialrec/job", "wallets_backfill")] == 1
         assert limits[("dagster/partition", str({"applyLimitPerUniqueValue": True}))] == 1
         assert instance.get_concurrency_config().pool_config.default_pool_limit == 2
 

@@ -8,13 +8,20 @@ target, after the target passes the same gate as any other URL.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from socialrec_pipeline.providers.base import GeneratorRegistry
 
 if TYPE_CHECKING:
     from socialrec_pipeline.defs.resources import GeneratorsResource
     from socialrec_pipeline.routing.gate import GateSettings
+
+
+#: Builds the short-link resolver. The code location uses the guarded resolver as is; tests, the
+#: sandbox and `bench/cost.py` replace it with one whose sockets go to a loopback stand-in
+#: (`socialrec_pipeline.sandbox.shortlinks.loopback_resolver`), with every guard still applied.
+resolver_factory: Callable[[], Any] | None = None
 
 
 def build_registry(resources: "GeneratorsResource", gate_settings: "GateSettings") -> GeneratorRegistry:
@@ -56,5 +63,6 @@ def build_registry(resources: "GeneratorsResource", gate_settings: "GateSettings
         registry.register(InstagramGenerator(apify))
     from socialrec_pipeline.routing import route
 
-    registry.register(ShortLinkGenerator(ShortLinkResolver(), route, registry, gate_settings))
+    resolver = resolver_factory() if resolver_factory is not None else ShortLinkResolver()
+    registry.register(ShortLinkGenerator(resolver, route, registry, gate_settings))
     return registry

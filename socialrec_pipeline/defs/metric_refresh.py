@@ -5,8 +5,9 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import token_recorder
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.services import credit_guard_metadata, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
@@ -28,11 +29,14 @@ def refresh_metrics(
     config: MetricRefreshConfig,
     mongo: MongoResource,
     redis: RedisResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
-    recorder = token_recorder(mongo, redis, None, recording, generators)
-    result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+    with transient_only():
+        # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
+        recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
+        result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+        guard = credit_guard_metadata(context, recorder.credit_guard)
     summary = {
         "urls_considered": result.urls_considered,
         "generator_calls": result.generator_calls,
@@ -45,6 +49,7 @@ def refresh_metrics(
             **summary,
             "budget_exhausted": result.budget_exhausted,
             "skipped": dg.MetadataValue.json(dict(result.skipped)),
+            **guard,
         },
     )
 

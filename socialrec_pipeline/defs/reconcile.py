@@ -13,11 +13,12 @@ from pydantic import Field
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
-    RecordingSettingsResource,
+    RecordingSettingsParam,
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.services import status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.services import credit_guard_metadata, status_counts, token_recorder, transient_only
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.soltracker import UpstreamError
@@ -45,7 +46,7 @@ def reconcile_window(
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
     """Record every qualifying token of the partition's hour that has no marker yet.
@@ -55,7 +56,8 @@ def reconcile_window(
     """
     window = context.partition_time_window
     with transient_only():  # a malformed setting or a bug fails at once instead of after retries
-        recorder = token_recorder(mongo, redis, soltracker, recording, generators)
+        # Paid calls claim a slot of the paid_social_api pool one call at a time.
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
         deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
         try:
@@ -84,6 +86,7 @@ def reconcile_window(
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
         **status_counts(result.url_statuses),
+        **credit_guard_metadata(context, recorder.credit_guard),
     }
     context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
     problems = []

@@ -5,7 +5,9 @@ string in Redis, so any step in any process can extend it; `record_url` keeps it
 works and takes it back if it expired while the step waited for a pool slot.
 
 Paid-platform URLs go through `record_paid_url`, the same op in the `paid_social_api` pool, so
-Dagster's op concurrency caps simultaneous paid calls across all runs (limit in dagster.yaml).
+Dagster's op concurrency caps simultaneous paid calls across all runs (limit in dagster.yaml). A
+short link is routed to `record_url`: its target is known only once resolved, and when it is paid
+the step claims a slot of the same pool around that one call (`defs/paid_pool.py`).
 """
 
 import hashlib
@@ -13,28 +15,28 @@ import hashlib
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.paid_pool import PAID_POOL, PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
-    RecordingSettingsResource,
+    RecordingSettingsParam,
     RedisResource,
     SolTrackerResource,
 )
 from socialrec_pipeline.defs.services import (
     TRANSIENT_RETRY,
+    credit_guard_metadata,
     hold_lock,
     lock_owner,
     status_counts,
     token_recorder,
     transient_only,
 )
-from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
+from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG
 from socialrec_pipeline.domain.events import parse_instant
-from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard
+from socialrec_pipeline.recording.locks import LockNotHeld
+from socialrec_pipeline.recording.paid import HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
-
-PAID_POOL = "paid_social_api"
-
 
 class RecordTokenConfig(dg.Config):
     token_address: str = Field(description="Mint address of the token to record (base58).")
@@ -45,6 +47,12 @@ class RecordTokenConfig(dg.Config):
         "(null: the upstream's value).",
     )
     symbol: str | None = Field(default=None, description="Token symbol from the event (null: the upstream's value).")
+    force_below_threshold: bool = Field(
+        default=False,
+        description="Record the token even when the upstream counts fewer alpha finders than "
+        "SOCIALREC_AF_THRESHOLD. Without it such a run is refused. A forced run is tagged "
+        "socialrec/forced_below_threshold=true and the marker step's metadata says so.",
+    )
 
 
 def mapping_key(planned: PlannedUrl) -> str:
@@ -70,7 +78,7 @@ def prepare(
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ):
     """Lock, idempotency, upstream lookup, routing; a skipped token yields nothing downstream.
@@ -89,9 +97,23 @@ def prepare(
         owner = lock_owner(context.run)
         if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
             recorder.locks.release(address, owner)
-        prepared = recorder.prepare(address, parse_instant(config.first_flow_timestamp), config.symbol, owner)
+        prepared = recorder.prepare(
+            address, parse_instant(config.first_flow_timestamp), config.symbol, owner,
+            check_threshold=True, force_below_threshold=config.force_below_threshold,
+        )
     if isinstance(prepared, SkippedToken):
         tag_outcome(context, prepared.outcome)
+        if prepared.outcome is RecordOutcome.BELOW_THRESHOLD:
+            message = (
+                f"refused: {prepared.reason}. Nothing was written and the token lock is released. To record "
+                "it anyway, launch the run again with `force_below_threshold: true` in the prepare op's config."
+            )
+            context.log.error(message)
+            raise dg.Failure(
+                description=message,
+                metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+                allow_retries=False,
+            )
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
             message = upstream_failure_message(address, prepared.reason)
             context.log.error(f"{message} (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})")
@@ -106,8 +128,22 @@ def prepare(
             metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "upstream_calls": prepared.upstream_calls},
         )
         return
+    if prepared.forced_below_threshold:
+        context.instance.add_run_tags(context.run_id, {FORCED_TAG: "true"})
+        context.log.warning(
+            f"token {address} has {prepared.alpha_finders} alpha finders upstream, below the threshold of "
+            f"{recorder.settings.af_threshold}: recorded because the run config says force_below_threshold: true"
+        )
     gate_settings = recorder.settings.gate_settings()
-    yield dg.Output(prepared, "token", metadata={"urls": len(prepared.planned), "upstream_calls": prepared.upstream_calls})
+    yield dg.Output(
+        prepared, "token",
+        metadata={
+            "urls": len(prepared.planned),
+            "upstream_calls": prepared.upstream_calls,
+            "alpha_finders": prepared.alpha_finders if prepared.alpha_finders is not None else -1,
+            "forced_below_threshold": prepared.forced_below_threshold,
+        },
+    )
     for planned in prepared.planned:
         # Only URLs that will really call a paid provider take a slot of the paid pool.
         paid = planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
@@ -136,19 +172,21 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
         planned: PlannedUrl,
         mongo: MongoResource,
         redis: RedisResource,
-        recording: RecordingSettingsResource,
+        recording: RecordingSettingsParam,
         generators: GeneratorsResource,
     ) -> UrlResult:
         with transient_only():
-            recorder = token_recorder(mongo, redis, None, recording, generators)
+            # In the pool the step's own slot covers its call; outside it a short link whose target
+            # is paid claims a slot of the same pool around that call.
+            slots = HeldPaidSlot() if pool == PAID_POOL else PoolPaidSlots(context)
+            recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=slots)
             try:
                 hold_lock(recorder.locks, token.address, token.owner)
             except LockNotHeld as exc:
                 raise dg.Failure(description=str(exc), allow_retries=False) from None
-            # One out-of-credit answer stops paid calls for the rest of this token, across processes.
-            guard = PaidCreditGuard(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
+            # The deployment-wide credit guard: one out-of-credit answer anywhere stops this call.
             with recorder.keep_alive(token):
-                result = recorder.record_one_url(token, planned, guard)
+                result = recorder.record_one_url(token, planned)
         context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
         return result
 
@@ -207,7 +245,7 @@ def write_marker(
     paid_results: list[UrlResult],
     mongo: MongoResource,
     redis: RedisResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
     """The `tokens` document, written last (it is the marker), then the lock is released."""
@@ -217,6 +255,7 @@ def write_marker(
         recorder = token_recorder(mongo, redis, None, recording, generators)
         hold_lock(recorder.locks, token.address, token.owner)
         outcome = recorder.finish(token, ordered)
+        guard = credit_guard_metadata(context, recorder.credit_guard)
     tag_outcome(context, outcome.outcome)
     return dg.Output(
         outcome.statuses,
@@ -227,6 +266,9 @@ def write_marker(
             **status_counts(outcome.statuses),
             "links_appended": outcome.links_appended,
             "marker_created": outcome.marker_created,
+            "forced_below_threshold": token.forced_below_threshold,
+            **({"alpha_finders": token.alpha_finders} if token.alpha_finders is not None else {}),
+            **guard,
         },
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
@@ -127,38 +128,70 @@ class SolTrackerResource(dg.ConfigurableResource):
 # -- recording settings ------------------------------------------------------------------------
 
 
-class RecordingSettingsResource(dg.ConfigurableResource):
-    """Recording switches and limits (`SOCIALREC_*`), read when a run or tick starts and parsed
-    strictly: a malformed value fails the run or tick and never opens the paid gate or lowers the
-    threshold. Empty = the documented default (kept in one place, `RecordingSettings`)."""
+class RecordingSettingsSource:
+    """What an op or the sensor receives as `recording`: `settings()` parses the values when a run
+    or tick asks, strictly (a malformed value raises and never opens the paid gate or lowers the
+    threshold). In the code location the values are the process environment, read at that moment."""
 
-    af_threshold: str = Field(default="", description="SOCIALREC_AF_THRESHOLD: alpha finders needed (default 5, never below 5).")
-    enable_paid: str = Field(default="", description="SOCIALREC_ENABLE_PAID: true/false/1/0 only (default false).")
-    enable_community: str = Field(default="", description="SOCIALREC_ENABLE_COMMUNITY: fetch X communities (default false).")
-    #: Comma-separated platform codes treated as paid (default `tt,ig`).
-    paid_platforms: str = Field(default="", description="SOCIALREC_PAID_PLATFORMS: comma-separated platform codes (default tt,ig).")
-    max_attempts: str = Field(default="", description="SOCIALREC_MAX_ATTEMPTS: an `error` URL becomes `exhausted` after this many (default 5).")
-    retry_min_interval_minutes: str = Field(
-        default="", description="SOCIALREC_RETRY_MIN_INTERVAL_MINUTES: a URL is retried only when its last attempt is older (default 60)."
-    )
-    retry_limit: str = Field(default="", description="SOCIALREC_RETRY_LIMIT: URLs per retry run (default 50).")
-    reconcile_page_limit: str = Field(default="", description="SOCIALREC_RECONCILE_PAGE_LIMIT: upstream page size, 1-200 (default 100).")
-    lock_ttl_s: str = Field(default="", description="SOCIALREC_LOCK_TTL_S: token lock TTL, extended while work runs (default 120).")
-    unknown_token_ttl_s: str = Field(
-        default="", description="SOCIALREC_UNKNOWN_TOKEN_TTL_S: how long an upstream 'unknown token' is remembered (default 300)."
-    )
+    def __init__(self, values: Mapping[str, str] | None) -> None:
+        #: `None` = the process environment (`SOCIALREC_*`), read on every `settings()` call.
+        self._values = None if values is None else dict(values)
+
+    @property
+    def from_environment(self) -> bool:
+        return self._values is None
 
     def settings(self):
         from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
 
-        return RecordingSettings.from_env({name: getattr(self, field) for name, field in ENV_NAMES.items()})
+        if self._values is None:
+            return RecordingSettings.from_env({name: os.environ.get(name, "") for name in ENV_NAMES})
+        return RecordingSettings.from_env({name: self._values.get(field, "") for name, field in ENV_NAMES.items()})
+
+
+class RecordingSettingsResource(dg.ResourceDefinition):
+    """Recording switches and limits (`SOCIALREC_*`): **deploy-time only**.
+
+    They govern money and data (the paid gate, the paid platform list, the AF threshold, max
+    attempts, the retry interval, ...), so they are not Dagster config: the resource's config
+    schema is empty, the Launchpad offers nothing for it, and a run config that sets any of them
+    (`resources: {recording: {config: {enable_paid: true}}}`) is refused before the run starts
+    (`DagsterInvalidConfigError`). A `ConfigurableResource` field bound to an `EnvVar` would be a
+    default that run config can override, which is how a Launchpad value once opened the paid gate.
+
+    `from_environment()` (the code location) reads the process environment whenever a run or tick
+    asks for the settings; tests pass field values (`RecordingSettingsResource(enable_paid="true")`),
+    as strings parsed exactly like the environment's.
+    """
+
+    def __init__(self, **values: str) -> None:
+        self._init(values)
+
+    def _init(self, values: Mapping[str, str] | None) -> None:
+        from socialrec_pipeline.recording.settings import ENV_NAMES
+
+        unknown = sorted(set(values or {}) - set(ENV_NAMES.values()))
+        if unknown:
+            raise TypeError(f"unknown recording settings {unknown}; known: {sorted(ENV_NAMES.values())}")
+        source = RecordingSettingsSource(values)
+        super().__init__(
+            resource_fn=lambda _context: source,
+            config_schema={},
+            description="SOCIALREC_* recording settings, read from the deployment's environment when a run "
+            "starts. Deploy-time only: run config cannot set them.",
+        )
+        self.source = source
 
     @classmethod
     def from_environment(cls) -> "RecordingSettingsResource":
-        """One `EnvVar` per `SOCIALREC_*` setting that is set (see `env_or`)."""
-        from socialrec_pipeline.recording.settings import ENV_NAMES
+        """The code location's binding: the process environment, read at run (or tick) time."""
+        resource = cls.__new__(cls)
+        resource._init(None)
+        return resource
 
-        return cls(**{field: env_or(name, "") for name, field in ENV_NAMES.items()})
+    def settings(self):
+        """The settings this resource gives a run (parsed now)."""
+        return self.source.settings()
 
 
 # -- platform providers (one resource each) ----------------------------------------------------
@@ -196,6 +229,19 @@ class ApifyResource(dg.ConfigurableResource):
 
     base_url: str = Field(default="https://api.apify.com", description="APIFY_BASE_URL.")
     token: str | None = Field(default=None, description="APIFY_TOKEN (secret); unset = TikTok/Instagram not called.")
+
+    def credit_scope(self) -> str:
+        """The credit guard's scope: the paid account (base URL + token), as a digest.
+
+        Out of credit is a property of the account, so every step, run and job using it shares one
+        flag, and a deployment switched to another account is not held back by the old one's."""
+        return paid_account_scope(self.base_url, self.token)
+
+
+def paid_account_scope(base_url: str, token: str | None) -> str:
+    import hashlib
+
+    return "apify:" + hashlib.sha256(f"{base_url.rstrip('/')}\n{token or ''}".encode()).hexdigest()[:16]
 
 
 class RedditResource(dg.ConfigurableResource):
@@ -289,3 +335,7 @@ def resources_from_env() -> dict[str, Any]:
         "recording": RecordingSettingsResource.from_environment(),
         "generators": generators,
     }
+
+
+#: How ops and the sensor declare the `recording` resource (its value is a `RecordingSettingsSource`).
+RecordingSettingsParam = dg.ResourceParam[RecordingSettingsSource]

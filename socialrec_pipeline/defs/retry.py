@@ -6,11 +6,17 @@ import logging
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsResource, RedisResource
-from socialrec_pipeline.defs.services import TRANSIENT_RETRY, status_counts, token_recorder, transient_only
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    credit_guard_metadata,
+    status_counts,
+    token_recorder,
+    transient_only,
+)
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
-from socialrec_pipeline.recording.locks import PaidCreditGuard
 from socialrec_pipeline.recording.retry import RetryService
 
 retry_partitions = dg.StaticPartitionsDefinition([status.value for status in RETRY_PARTITIONS])
@@ -33,18 +39,18 @@ def retry_urls(
     config: RetryConfig,
     mongo: MongoResource,
     redis: RedisResource,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
     """Re-route, gate, regenerate and rewrite the due URLs of the partition's status."""
     status = context.partition_key
     with transient_only():
-        recorder = token_recorder(mongo, redis, None, recording, generators)  # retry never asks upstream
-        guard = PaidCreditGuard(recorder.locks.redis, scope=f"retry:{context.run_id}")
-        result = RetryService(recorder.store, recorder).run(
-            [status], config.limit, credit_guard=guard, owner=f"retry-{context.run_id}"
-        )
+        # Retry never asks upstream; paid calls claim a slot of the paid_social_api pool one at a time
+        # and stop at the deployment-wide credit guard.
+        recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
+        result = RetryService(recorder.store, recorder).run([status], config.limit, owner=f"retry-{context.run_id}")
         settings = recorder.settings
+        guard = credit_guard_metadata(context, recorder.credit_guard)
     limit = config.limit if config.limit is not None else settings.retry_limit
     context.log.info(
         f"retry {status}: attempted={result.urls_attempted} "
@@ -67,6 +73,7 @@ def retry_urls(
             "min_interval_minutes": settings.retry_min_interval_minutes,
             # What the attempted URLs are now, as numbers (the labels record_token_job uses).
             **status_counts(result.statuses),
+            **guard,
         },
     )
 
@@ -94,7 +101,8 @@ def retry_hints(status: str, result, settings, limit: int) -> list[tuple[int, st
     if result.credit_exhausted:
         hints.append((
             logging.WARNING,
-            "a paid provider answered out-of-credit: the remaining paid URLs of this run stay skipped_paid.",
+            "a paid provider answered out-of-credit (in this run or elsewhere): the remaining paid URLs of this run "
+            "stay skipped_paid until the credit guard clears (see the credit_guard metadata).",
         ))
     if result.skipped_locked:
         hints.append((

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import math
+import os
+from collections.abc import Iterator, Mapping
 
 import dagster as dg
 import pymongo.errors
@@ -12,11 +14,12 @@ import redis.exceptions
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
-    RecordingSettingsResource,
+    RecordingSettingsParam,
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.recording.locks import LockNotHeld, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
 
 
@@ -24,9 +27,12 @@ def token_recorder(
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource | None,
-    recording: RecordingSettingsResource,
+    recording: RecordingSettingsParam,
     generators: GeneratorsResource,
+    paid_slots: PaidSlots | None = None,
 ) -> TokenRecorder:
+    """The recorder every op uses. Its credit guard is the deployment-wide Redis flag of the paid
+    account; `paid_slots` says where the op's paid calls may run (the paid pool)."""
     settings = recording.settings()
     client = redis.client()
     return TokenRecorder(
@@ -36,7 +42,29 @@ def token_recorder(
         unknown_tokens=UnknownTokenCache(client, ttl_s=settings.unknown_token_ttl_s),
         registry=generators.registry(settings.gate_settings()),
         settings=settings,
+        credit_guard=credit_guard(client, generators),
+        paid_slots=paid_slots or NoPaidSlot(),
     )
+
+
+def credit_guard(client, generators: GeneratorsResource) -> PaidCreditGuard:
+    return PaidCreditGuard(client, scope=generators.apify.credit_scope())
+
+
+def credit_guard_metadata(context: dg.OpExecutionContext, guard) -> dict[str, str]:
+    """`credit_guard` output metadata, and a warning in the run's log while it is tripped."""
+    state = guard.state()
+    if state is None:
+        return {"credit_guard": "clear"}
+    line = f"paid credit guard {state.describe()}: no paid call runs until then. {CREDIT_GUARD_RESET_HINT}"
+    context.log.warning(line)
+    return {"credit_guard": f"{state.describe()}"}
+
+
+CREDIT_GUARD_RESET_HINT = (
+    "It clears by itself one hour after the out-of-credit answer (the next paid call then probes the provider); "
+    "after topping up the account, clear it at once with `socialrec paid-credit reset`."
+)
 
 
 def status_counts(statuses) -> dict[str, int]:
@@ -73,8 +101,33 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: Base delay, in seconds, of `TRANSIENT_RETRY`. A retry policy is part of an op's definition, so it is
+#: read when the code location loads, not per run. Production keeps the default; the tests set 0,
+#: so the retries still happen, back to back.
+STEP_RETRY_DELAY_ENV = "SOCIALREC_STEP_RETRY_DELAY_S"
+DEFAULT_STEP_RETRY_DELAY_S = 2.0
+
+
+def step_retry_delay_s(environ: Mapping[str, str] = os.environ) -> float:
+    raw = environ.get(STEP_RETRY_DELAY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_STEP_RETRY_DELAY_S
+    try:
+        delay = float(raw)
+    except ValueError:
+        delay = math.nan
+    if not (math.isfinite(delay) and 0 <= delay <= 600):
+        raise ValueError(f"{STEP_RETRY_DELAY_ENV} must be a number of seconds from 0 to 600, got {raw!r}")
+    return delay
+
+
+def transient_retry_policy(delay_s: float) -> dg.RetryPolicy:
+    """3 retries after about 1x, 3x and 7x `delay_s` (2 s: ~2, 6, 14 s), each ± `delay_s` of jitter."""
+    return dg.RetryPolicy(max_retries=3, delay=delay_s, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
 #: The retry policy of every op that talks to Mongo, Redis or an API; paired with `transient_only`.
-TRANSIENT_RETRY = dg.RetryPolicy(max_retries=3, delay=2, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+TRANSIENT_RETRY = transient_retry_policy(step_retry_delay_s())
 
 
 @contextlib.contextmanager

@@ -30,6 +30,12 @@ class TargetBlocked(ProviderError):
 class AccountSuspended(ProviderError):
     status = FetchStatus.SUSPENDED
 
+    def __init__(self, message: str, *, external_call_made: bool = True, platform_key: str | None = None) -> None:
+        super().__init__(message, external_call_made=external_call_made)
+        #: The account's key as the provider spelled it, when the answer names it (so the stored
+        #: row can be flagged unavailable even where the URL's key differs in case).
+        self.platform_key = platform_key
+
 
 class TransientProviderError(ProviderError):
     """Network error, timeout, 5xx, 429, an unexpected shape: may succeed later."""

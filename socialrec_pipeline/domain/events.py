@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+import unicodedata
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -49,6 +51,47 @@ def parse_instant(value: Any) -> datetime | None:
 Instant = Annotated[datetime | None, BeforeValidator(parse_instant)]
 
 
+#: `symbol` is display text that reaches run config, the run's log and the marker: bounded in
+#: length, and free of anything that could hide or reorder what an operator reads.
+MAX_SYMBOL_CHARS: int = 64
+#: Unicode categories never allowed in event text: controls, lone surrogates (BSON cannot store
+#: them), line and paragraph separators.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+#: Bidirectional embeddings, overrides, isolates and marks (the "Trojan Source" characters) and
+#: the byte-order mark. Other format characters (e.g. the zero-width joiner of emoji) are allowed.
+_FORBIDDEN_CHARS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
+#: The Solana mainnet-beta genesis: no token flowed before it.
+EARLIEST_FLOW = datetime(2020, 3, 16, tzinfo=timezone.utc)
+#: Producer clocks may run a little ahead; anything further in the future is not a real flow.
+MAX_FLOW_CLOCK_SKEW = timedelta(days=1)
+
+
+def clean_text(value: str, max_chars: int) -> str | None:
+    """`value` stripped, or None when it is empty, too long or holds a forbidden character."""
+    text = value.strip()
+    if not text or len(text) > max_chars:
+        return None
+    for ch in text:
+        if ch in _FORBIDDEN_CHARS or unicodedata.category(ch) in _FORBIDDEN_CATEGORIES:
+            return None
+    return text
+
+
+def _symbol(value: Any) -> Any:
+    # Dropped, not rejected: the symbol is display only, the token is still worth recording, and
+    # the recorder falls back to the upstream's symbol (docs/decisions.md, "Stream").
+    return clean_text(value, MAX_SYMBOL_CHARS) if isinstance(value, str) else value
+
+
+def plausible_flow_time(value: datetime | None, now: datetime | None = None) -> datetime | None:
+    """A first-flow time before Solana existed or beyond the clock skew is dropped (the upstream's
+    value is used): the earliest time wins across duplicates, so a bogus early one would stick."""
+    if value is None:
+        return None
+    now = now or datetime.now(timezone.utc)
+    return value if EARLIEST_FLOW <= value <= now + MAX_FLOW_CLOCK_SKEW else None
+
+
 def _address(value: Any) -> str:
     if not isinstance(value, str) or not _BASE58_ADDRESS.match(value):
         raise ValueError("tokenAddress must be a base58 Solana address of 32-44 characters")
@@ -60,8 +103,10 @@ class TokenFlowEvent(BaseModel):
 
     token_address: Annotated[str, BeforeValidator(_address)] = Field(alias="tokenAddress")
     total_invested_alpha_finders: StrictInt = Field(alias="totalInvestedAlphaFinders", ge=0)
-    first_flow_timestamp: Instant = Field(default=None, alias="firstFlowTimestamp")
-    symbol: StrictStr | None = None
+    first_flow_timestamp: Annotated[Instant, AfterValidator(plausible_flow_time)] = Field(
+        default=None, alias="firstFlowTimestamp"
+    )
+    symbol: Annotated[StrictStr | None, BeforeValidator(_symbol)] = None
     af_group_id: StrictStr | None = Field(default=None, alias="afGroupId")
     flow_at: Instant = Field(default=None, alias="flowAt")
 
@@ -69,10 +114,26 @@ class TokenFlowEvent(BaseModel):
         return self.total_invested_alpha_finders >= threshold
 
 
+#: A dead-letter reason is logged, counted and sent as a message header: bounded and printable.
+MAX_REASON_CHARS: int = 200
+
+
+def safe_reason(text: str) -> str:
+    """`text` with every character that is not printable (controls, bidi marks, surrogates, line
+    breaks) replaced by `?`, cut to `MAX_REASON_CHARS`: validator messages quote the offending
+    value, which comes from the producer and must not forge log lines or bloat headers."""
+    cleaned = "".join(
+        ch if ch.isprintable() and ch not in _FORBIDDEN_CHARS and unicodedata.category(ch) != "Cs" else "?"
+        for ch in text[: MAX_REASON_CHARS + 1]
+    )
+    return cleaned if len(cleaned) <= MAX_REASON_CHARS else cleaned[: MAX_REASON_CHARS - 1] + "…"
+
+
 class InvalidEvent(ValueError):
     """The message cannot be processed; `reason` is safe to log and count."""
 
     def __init__(self, reason: str) -> None:
+        reason = safe_reason(reason)
         super().__init__(reason)
         self.reason = reason
 

@@ -44,6 +44,8 @@ METRIC_SPEC: dict[tuple[Platform, ObjectKind], frozenset[str]] = {
     (Platform.YOUTUBE, _A): frozenset({"subscriberCount", "videoCount", "viewCount"}),
     # Telegram preview pages: "N subscribers" (channel) or "N members, M online" (group)
     (Platform.TELEGRAM, _V): frozenset({"members", "subscribers", "online"}),
+    # Telegram bot pages: "N monthly users" (users and bots are accounts, not venues)
+    (Platform.TELEGRAM, _A): frozenset({"monthly_users"}),
     # TikTok (Apify): videos and authorMeta
     (Platform.TIKTOK, _C): frozenset(
         {"playCount", "diggCount", "shareCount", "commentCount", "collectCount"}

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.errors import ProviderError, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+
+
+#: (object kind, platform, platform_key) → True when the stored row already holds a full profile
+#: younger than the configured age, so a generator need not fetch it again.
+ProfileIsFresh = Callable[[ObjectKind, Platform, str], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +25,12 @@ class GenerateOptions:
     """Switches a generator may consult while building a graph (the gate has already run)."""
 
     enable_community: bool = False
+    #: Asked before a free profile fetch for an account/venue the answer carried only embedded;
+    #: None = no stored rows to consult, fetch every such profile.
+    profile_is_fresh: ProfileIsFresh | None = None
+
+    def needs_profile(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
+        return self.profile_is_fresh is None or not self.profile_is_fresh(kind, platform, platform_key)
 
 
 @runtime_checkable

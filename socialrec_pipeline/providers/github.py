@@ -6,6 +6,10 @@ Decisions:
   the spelling GitHub returns stays in `handle` / `data.full_name`, the numeric `id` in `data.id`.
 - A fork's direct `parent` becomes its own group; the fork's group points at it with
   `parent_relation: fork`. The network root (`source`) is recorded only as `data.source`.
+- A repo or gist answer carries its owner only as `owner {login, id, type}`: the owner's profile
+  (`/users/{login}`, or `/orgs/{login}` for an Organization) is fetched once in the same step,
+  unless `options.needs_profile` says the stored row already has a fresh one. A failed profile
+  fetch never fails the URL: the thin owner is recorded and the next observation tries again.
 - 404 → not found; 451, or 403 whose body carries `block` → blocked; 403/429 with
   `x-ratelimit-remaining: 0`, other 403s (bad token, secondary limits), 5xx → error. A 301 (renamed
   repository) is followed once, and only to a path under the configured base URL.
@@ -13,13 +17,15 @@ Decisions:
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
 import httpx
 
-from socialrec_pipeline.domain.enums import ContentSubtype, ParentRelation, Platform
+from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, ParentRelation, Platform
 from socialrec_pipeline.domain.errors import (
+    ProviderError,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,
@@ -35,16 +41,25 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
-    as_int,
     build_client,
     json_body,
     json_or_none,
     parse_iso,
     send,
 )
-from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, scalars, stripped_str
+from socialrec_pipeline.providers.payload import (
+    as_count,
+    as_dict,
+    as_list,
+    int_metrics,
+    outbound_links,
+    scalars,
+    stripped_str,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+
+log = logging.getLogger(__name__)
 
 REPO_METRICS = ("stargazers_count", "forks_count", "watchers_count", "subscribers_count", "open_issues_count")
 USER_METRICS = ("followers", "following", "public_repos", "public_gists")
@@ -146,7 +161,7 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
         url=f"https://github.com/{full_name.lower()}",
         published_at=parse_iso(repo.get("created_at")),
         text=ContentText(primary=stripped_str(repo.get("description"))),
-        links=[homepage] if homepage else [],
+        links=outbound_links([homepage] if homepage else [], f"https://github.com/{full_name.lower()}"),
         tags=[t for t in (stripped_str(t) for t in as_list(repo.get("topics"))) if t],
         metrics=int_metrics(repo, REPO_METRICS),
         data=data,
@@ -160,6 +175,7 @@ def repo_group(repo: dict[str, Any]) -> GraphGroup:
 
 
 def user_account(user: dict[str, Any]) -> AccountDraft:
+    """`/users/{login}` or `/orgs/{org}` (an organisation's text is its `description`)."""
     login = stripped_str(user.get("login"))
     if login is None:
         raise TransientProviderError("GitHub user answer without a `login`")
@@ -173,12 +189,14 @@ def user_account(user: dict[str, Any]) -> AccountDraft:
         platform_key=login.lower(),
         handle=login,
         display_name=stripped_str(user.get("name")),
-        bio=stripped_str(user.get("bio")),
-        links=[blog] if blog else [],
+        bio=stripped_str(user.get("bio")) or stripped_str(user.get("description")),
+        links=outbound_links([blog] if blog else [], f"https://github.com/{login.lower()}"),
         declared_handles=[DeclaredHandle(platform=Platform.X, value=twitter.lstrip("@"))] if twitter else [],
-        followers=as_int(user.get("followers")),
+        followers=as_count(user.get("followers")),
         account_created_at=parse_iso(user.get("created_at")),
         metrics=int_metrics(user, USER_METRICS),
+        # The profile answered: the account exists and is not suspended (SPEC §5 moderation).
+        unavailable=False,
         data=data,
     )
 
@@ -188,7 +206,8 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
     if gist_id is None:
         raise TransientProviderError("GitHub gist answer without an `id`")
     gist_id = gist_id.lower()
-    owner = owner_account(gist.get("owner"), source_ref="gist")
+    # Older gist answers name the author `user` rather than `owner`: read either.
+    owner = owner_account(gist.get("owner"), source_ref="gist") or owner_account(gist.get("user"), source_ref="gist")
     files = []
     for name, meta in as_dict(gist.get("files")).items():
         meta = as_dict(meta)
@@ -223,14 +242,41 @@ class GitHubGenerator:
         key = lookup_key(routed, strip="/")
         with unexpected_shape_is_error("GitHub"):
             if routed.source_type == SourceType.GITHUB_REPO:
-                return self._repo(key)
+                return self._complete_owners(self._repo(key), options)
             if routed.source_type == SourceType.GITHUB_USER:
                 account = user_account(self._client.get(f"/users/{key}"))
                 return SocialObjectGraph.single(GraphGroup(ref=f"account:{account.platform_key}", creator=account))
             if routed.source_type == SourceType.GITHUB_GIST:
                 # `gist.github.com/{user}/{id}`: the id alone names the gist.
-                return SocialObjectGraph.single(gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}")))
+                gist = gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}"))
+                return self._complete_owners(SocialObjectGraph.single(gist), options)
         raise TransientProviderError(f"GitHubGenerator cannot handle {routed.source_type}", external_call_made=False)
+
+    def _complete_owners(self, graph: SocialObjectGraph, options: GenerateOptions) -> SocialObjectGraph:
+        """Replace each embedded owner by its full profile (one call per distinct owner)."""
+        profiles: dict[str, AccountDraft] = {}
+        for group in graph.groups:
+            owner = group.creator
+            if owner is None or "source_ref" not in owner.data or not owner.platform_key:
+                continue
+            if owner.platform_key not in profiles:
+                if not options.needs_profile(ObjectKind.ACCOUNTS, Platform.GITHUB, owner.platform_key):
+                    continue
+                profiles[owner.platform_key] = self._profile(owner)
+            group.creator = profiles[owner.platform_key]
+        return graph
+
+    def _profile(self, owner: AccountDraft) -> AccountDraft:
+        login = owner.handle or owner.platform_key
+        path = f"/orgs/{login}" if owner.data.get("account_type") == "Organization" else f"/users/{login}"
+        try:
+            profile = user_account(self._client.get(path))
+        except ProviderError as exc:
+            log.info("GitHub owner profile %s not fetched (%s); the embedded owner is kept", path, exc)
+            return owner
+        if profile.platform_key != owner.platform_key:  # a renamed account answers under its new login
+            return owner
+        return profile
 
     def _repo(self, key: str) -> SocialObjectGraph:
         if key.count("/") != 1:

@@ -125,6 +125,9 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        digits = value.strip().removeprefix("-")
+        # ASCII only: str.isdigit() also accepts superscripts ('²'), which int() refuses.
+        if digits.isascii() and digits.isdigit():
+            return int(value.strip())
     return None

@@ -18,7 +18,7 @@ from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentT
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import parse_iso
-from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
+from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str, outbound_links, urls_in_text
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -68,6 +68,8 @@ def post_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         url=routed.canonical_url,
         published_at=parse_iso(item.get("timestamp")),
         text=ContentText(primary=first_str(item.get("caption")), from_media=first_str(item.get("alt"))),
+        # A caption that links the post itself (its own permalink) names no outbound link.
+        links=outbound_links(urls_in_text(first_str(item.get("caption"))), routed.canonical_url, first_str(item.get("url"))),
         tags=_strings(item.get("hashtags")),
         metrics=counted_metrics(item, CONTENT_METRICS),
         data=data,
@@ -79,7 +81,10 @@ def owner_account(item: dict[str, Any]) -> AccountDraft | None:
     key = key_str(item.get("ownerId"))
     if key is None:
         return None
-    return AccountDraft(platform=Platform.INSTAGRAM, platform_key=key, handle=first_str(item.get("ownerUsername")))
+    # Thin: a post item names its owner only. The profile costs another paid actor run, so the
+    # owner stays thin until its own profile URL is recorded (docs/generators.md).
+    return AccountDraft(platform=Platform.INSTAGRAM, platform_key=key, handle=first_str(item.get("ownerUsername")),
+                        data={"source_ref": "post"})
 
 
 def profile_account(item: dict[str, Any]) -> AccountDraft:
@@ -94,7 +99,8 @@ def profile_account(item: dict[str, Any]) -> AccountDraft:
         handle=first_str(item.get("username")),
         display_name=first_str(item.get("fullName")),
         bio=first_str(item.get("biography")),
-        links=_external_urls(item.get("externalUrls")),
+        links=outbound_links(_external_urls(item.get("externalUrls")),
+                             f"https://instagram.com/{item['username'].strip()}" if first_str(item.get("username")) else None),
         followers=metrics.get("followersCount"),
         metrics=metrics,
         data=data,

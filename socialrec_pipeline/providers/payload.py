@@ -9,14 +9,22 @@ differ on purpose — each keeps the exact behaviour its generator was written a
 | `first_str` | None | kept |
 | `stripped_str` | None | removed |
 | `nonempty_str` | kept | kept |
+
+Absent optional strings arrive as `""` in real answers (twitterapi.io's `inReplyToId` on a tweet
+that is not a reply, and others): every reader here treats `""` as absent, so nothing is stored
+for it. Numbers may arrive as floats where the documentation shows integers (the TikTok actor's
+`videoMeta.duration` is `26.981`): `as_number` keeps them, `as_count` rounds them to a whole count;
+neither drops a finite number silently.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from socialrec_pipeline.providers.http import as_int
+from socialrec_pipeline.routing.route import route
 
 
 def as_dict(value: Any) -> dict[str, Any]:
@@ -60,14 +68,53 @@ def stripped_key(value: Any) -> str | None:
     return nonempty_str(value.strip()) if isinstance(value, str) else None
 
 
+def present(value: Any) -> bool:
+    """A JSON scalar that says something: not None, not a blank string (`""` means absent), not a
+    non-finite float. Lists and objects are not scalars."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (int, bool))
+
+
 def scalars(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """The `keys` whose values are JSON scalars (str, number, bool); None, lists and objects skipped."""
-    return {k: source[k] for k in keys if isinstance(source.get(k), (str, int, float, bool))}
+    """The `keys` whose values are JSON scalars (str, number, bool) as sent; None, `""`, blank
+    strings, lists and objects skipped."""
+    return {k: source[k] for k in keys if present(source.get(k))}
+
+
+def as_number(value: Any) -> int | float | None:
+    """A finite JSON number as sent (int stays int, float stays float), or a number sent as a
+    string (`"15234"` → 15234, `"26.981"` → 26.981); None for anything else, flags included."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        text = value.strip()
+        if as_int(text) is not None:
+            return as_int(text)
+        if re.fullmatch(r"-?\d+\.\d+", text):
+            number = float(text)
+            return number if math.isfinite(number) else None
+    return None
+
+
+def as_count(value: Any) -> int | None:
+    """A count (followers, plays, members): `as_number`, a float rounded to the nearest whole."""
+    number = as_number(value)
+    if number is None:
+        return None
+    return number if isinstance(number, int) else int(round(number))
 
 
 def int_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
-    """Provider metric names kept as-is; integers and integer strings (YouTube) converted."""
-    return {k: v for k in keys if (v := as_int(source.get(k))) is not None}
+    """Provider metric names kept as-is; counts as whole numbers: integers, integer strings
+    (YouTube) and floats (rounded) all read."""
+    return {k: v for k in keys if (v := as_count(source.get(k))) is not None}
 
 
 def counted_metrics(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
@@ -94,3 +141,29 @@ def urls_in_text(text: str | None) -> list[str]:
         if url not in found and "://" in url and url.split("://", 1)[1]:
             found.append(url)
     return found
+
+
+def _identity(url: str | None) -> tuple[str, str, str | None, str | None] | None:
+    """What a URL names, as the router reads it: (platform, object, subtype, key)."""
+    routed = route(url) if url else None
+    if routed is None:
+        return None
+    return (str(routed.platform), str(routed.object), routed.subtype, routed.source_key)
+
+
+def outbound_links(links: list[str], *own_urls: str | None) -> list[str]:
+    """`links` without the ones that point back at the object being recorded, each URL once.
+
+    An object's own URLs (`own_urls`: its canonical URL, the entry URL, a profile URL) are not
+    outbound links: a Reddit gallery post's `url` is `reddit.com/gallery/{id}`, a poll's
+    `reddit.com/poll/{id}`, a repository's homepage is often the repository itself. A link is
+    dropped when the router reads it as the same platform object (same platform, kind, subtype and
+    key), whatever its spelling.
+    """
+    own = {i for i in map(_identity, own_urls) if i is not None}
+    kept: list[str] = []
+    for link in links:
+        if link in kept or (own and _identity(link) in own):
+            continue
+        kept.append(link)
+    return kept

@@ -2,8 +2,13 @@
 
 With a client id + secret the client takes an app-only bearer token (client credentials) and
 caches it until shortly before it expires; without them it calls the public `.json` endpoints
-anonymously. Share links (`/r/{sub}/s/{id}`) and `redd.it` are resolved by the short-link
-resolver before they reach `reddit_post`; searches are URL-only (providers/url_only.py).
+anonymously. Share links (`/r/{sub}/s/{id}`) are resolved by the short-link resolver before
+they reach `reddit_post` (`redd.it/{id}` routes straight to the post); searches are URL-only (providers/url_only.py).
+
+A post answer names its author and subreddit only: their profiles (`/user/{name}/about.json`,
+`/r/{sub}/about.json`) are fetched once in the same step, unless `options.needs_profile` says the
+stored row already has a fresh one. A suspended author is recorded with `unavailable: true`; any
+other failed profile fetch keeps the embedded copy (`data.source_ref: post`) and never fails the URL.
 
 Answer → status: 404 (incl. `{"reason": "banned"}`) → not_found; 403 with `reason` private /
 quarantined / gated → blocked; any other 403 (Reddit's anti-bot wall, a bad User-Agent) is our
@@ -12,6 +17,7 @@ side → error; 401 → token dropped, one retry with a fresh token, then error;
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -21,9 +27,10 @@ from typing import Any
 
 import httpx
 
-from socialrec_pipeline.domain.enums import ContentSubtype, Platform, VenueSubtype
+from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
+    ProviderError,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,
@@ -47,9 +54,11 @@ from socialrec_pipeline.providers.http import (
     raise_for_transient,
     send,
 )
-from socialrec_pipeline.providers.payload import first_str, numbers
+from socialrec_pipeline.providers.payload import as_count, first_str, int_metrics, numbers, outbound_links, present
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+
+log = logging.getLogger(__name__)
 
 _BLOCK_REASONS = frozenset({"private", "quarantined", "gated"})
 #: Renew this long before the token's stated expiry, so a request never carries a dying token.
@@ -186,9 +195,11 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     for found in _URL_IN_TEXT.findall(body or ""):
         if found not in links:
             links.append(found)
+    # A gallery's `reddit.com/gallery/{id}` and a poll's `reddit.com/poll/{id}` are the post itself.
+    links = outbound_links(links, routed.canonical_url, f"https://reddit.com/comments/{key.lower()}")
     data: dict[str, Any] = {}
     for name in ("name", "permalink", "over_18", "removed_by_category"):
-        if post.get(name) is not None and isinstance(post[name], (str, bool)):
+        if isinstance(post.get(name), (str, bool)) and present(post[name]):  # "" is absent
             data[name] = post[name]
     content = ContentDraft(
         platform=Platform.REDDIT,
@@ -205,9 +216,11 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     creator = None
     if author and author not in _DELETED_AUTHORS:
         # Usernames are immutable and never reassigned: the name is the key (seed 000 §1.4).
-        creator = AccountDraft(platform=Platform.REDDIT, platform_key=author, handle=author)
+        creator = AccountDraft(platform=Platform.REDDIT, platform_key=author, handle=author,
+                               data={"source_ref": "post"})
     sub = first_str(post.get("subreddit"))
-    venue = VenueDraft(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key=sub.lower(), name=sub) if sub else None
+    venue = VenueDraft(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key=sub.lower(), name=sub,
+                       data={"source_ref": "post"}) if sub else None
     return GraphGroup(ref="root", creator=creator, venue=venue, content=content)
 
 
@@ -217,9 +230,9 @@ def subreddit_venue(about: dict[str, Any]) -> VenueDraft:
         raise TransientProviderError("Reddit subreddit without display_name")
     data: dict[str, Any] = {"display_name": slug}
     for name in ("id", "name", "subreddit_type", "over18", "quarantine"):
-        if isinstance(about.get(name), (str, bool)):
+        if isinstance(about.get(name), (str, bool)) and present(about[name]):  # "" is absent
             data[name] = about[name]
-    subscribers = as_int(about.get("subscribers"))
+    subscribers = as_count(about.get("subscribers"))
     return VenueDraft(
         platform=Platform.REDDIT,
         subtype=VenueSubtype.SUBREDDIT,
@@ -235,9 +248,9 @@ def subreddit_venue(about: dict[str, Any]) -> VenueDraft:
 
 def user_account(about: Any) -> AccountDraft:
     if isinstance(about, dict) and isinstance(about.get("data"), dict) and about["data"].get("is_suspended") is True:
-        raise AccountSuspended("Reddit account is suspended")
+        raise AccountSuspended("Reddit account is suspended", platform_key=first_str(about["data"].get("name")))
     if isinstance(about, dict) and about.get("is_suspended") is True:  # (unverified) bare form
-        raise AccountSuspended("Reddit account is suspended")
+        raise AccountSuspended("Reddit account is suspended", platform_key=first_str(about.get("name")))
     user = _data_of(about, "t2")
     name = first_str(user.get("name"))
     if name is None:
@@ -250,7 +263,8 @@ def user_account(about: Any) -> AccountDraft:
         account_created_at=parse_epoch_seconds(user.get("created_utc")),
         display_name=first_str(profile.get("title")),
         bio=first_str(profile.get("public_description")),
-        metrics={k: v for k, v in numbers(user, ("total_karma", "link_karma", "comment_karma")).items() if isinstance(v, int)},
+        metrics=int_metrics(user, ("total_karma", "link_karma", "comment_karma")),
+        unavailable=False,  # the profile answered: not suspended (SPEC §5 moderation)
         data={"id": user["id"]} if first_str(user.get("id")) else {},
     )
 
@@ -264,7 +278,47 @@ class RedditGenerator:
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
         with unexpected_shape_is_error("Reddit"):
-            return self._graph(routed)
+            graph = self._graph(routed)
+            if routed.source_type is SourceType.REDDIT_POST:
+                self._complete_post(graph.groups[0], options)
+            return graph
+
+    def _complete_post(self, group: GraphGroup, options: GenerateOptions) -> None:
+        """The post's author and subreddit as full profiles (one call each, when not fresh)."""
+        author = group.creator
+        if author is not None and author.platform_key and options.needs_profile(
+            ObjectKind.ACCOUNTS, Platform.REDDIT, author.platform_key
+        ):
+            group.creator = self._author_profile(author)
+        venue = group.venue
+        if venue is not None and venue.platform_key and options.needs_profile(
+            ObjectKind.VENUES, Platform.REDDIT, venue.platform_key
+        ):
+            group.venue = self._subreddit_profile(venue)
+
+    def _author_profile(self, author: AccountDraft) -> AccountDraft:
+        name = author.platform_key or ""
+        if not _SAFE_NAME.match(name):
+            return author
+        try:
+            profile = user_account(self._client.get_json(f"/user/{name}/about.json"))
+        except AccountSuspended:
+            return author.model_copy(update={"unavailable": True})
+        except ProviderError as exc:
+            log.info("Reddit author profile u/%s not fetched (%s); the embedded author is kept", name, exc)
+            return author
+        return profile if profile.platform_key == author.platform_key else author
+
+    def _subreddit_profile(self, venue: VenueDraft) -> VenueDraft:
+        name = venue.name or venue.platform_key or ""
+        if not _SAFE_NAME.match(name):
+            return venue
+        try:
+            profile = subreddit_venue(_data_of(self._client.get_json(f"/r/{name}/about.json"), "t5"))
+        except ProviderError as exc:
+            log.info("Reddit subreddit profile r/%s not fetched (%s); the embedded one is kept", name, exc)
+            return venue
+        return profile if profile.platform_key == venue.platform_key else venue
 
     def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
         if routed.source_type is SourceType.REDDIT_POST:

@@ -1,4 +1,6 @@
-"""Short links (`t.co`, `vm.tiktok.com`, `redd.it`, reddit `/s/` shares): resolve, route, delegate.
+"""Short links (`t.co`, `vm.tiktok.com`, reddit `/s/` shares): resolve, route, delegate.
+
+(`redd.it/{id}` is not one: the router reads it as the post `{id}` itself.)
 
 URLs come from anyone (SPEC §10), so resolution is guarded hop by hop:
 - only `http`/`https`, no userinfo, default ports only, and a host on the platform allow-list
@@ -62,7 +64,7 @@ KNOWN_PLATFORM_HOSTS: frozenset[str] = frozenset({
     "t.me", "telegram.me", "telegram.dog",
 })
 SHORTLINK_TYPES: frozenset[SourceType] = frozenset({
-    SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHORTLINK, SourceType.REDDIT_SHARE,
+    SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHARE,
 })
 MAX_HOPS = 5
 MAX_BODY_BYTES = 64 * 1024
@@ -230,22 +232,44 @@ class ShortLinkGenerator:
         routed = self._route(url)
         return routed is not None and routed.source_type not in SHORTLINK_TYPES
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+    def resolve_target(self, routed: RoutedUrl) -> RoutedUrl:
+        """Resolve the short link and route its target (requests only the short-link hosts).
+
+        Callers that bound paid calls (`TokenRecorder.fetch`) use this and `generate_target`, so
+        the gate, the paid pool slot and the credit guard are decided by the resolved target."""
         resolved = self._resolver.resolve(routed.canonical_url, is_final=self._is_final)
         target = self._route(resolved)
         if target is None:
             raise TargetNotFound(f"{routed.canonical_url} resolved to {resolved!r}, which is not a routable URL")
         if target.source_type in SHORTLINK_TYPES:
             raise TransientProviderError(f"{routed.canonical_url} still resolves to a short link ({target.canonical_url})")
-        settings = self._settings.model_copy(update={"enable_community": options.enable_community})
-        supported = [t for t in self._registry.supported if t not in SHORTLINK_TYPES]
-        decision = gate(target, settings, supported)
-        delegate = self._registry.for_source_type(target.source_type)
-        if not decision.allowed or delegate is None:
-            raise TargetGated(f"{target.canonical_url}: {decision.reason or 'no generator'}",
-                              decision.status or FetchStatus.UNSUPPORTED)
+        return target
+
+    def target_supported(self) -> list[SourceType]:
+        """Source types a resolved target may have a generator for (short links excluded)."""
+        return [t for t in self._registry.supported if t not in SHORTLINK_TYPES]
+
+    def target_generator(self, target: RoutedUrl):
+        return self._registry.for_source_type(target.source_type)
+
+    def generate_target(self, target: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        """Generate the resolved target's graph (no gate here); its root content gets the target's URL."""
+        delegate = self.target_generator(target)
+        if delegate is None:
+            raise TargetGated(f"{target.canonical_url}: no generator", FetchStatus.UNSUPPORTED)
         graph = delegate.generate(target, options, observed_at)
         root = next((g for g in graph.groups if g.ref == graph.root_ref), None)
         if root is not None and root.content is not None:
             root.content.url = target.canonical_url
         return graph
+
+    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        """Resolve, gate the target, generate it. Without a paid pool or credit guard: the
+        recording services call `resolve_target` / `generate_target` through `TokenRecorder.fetch`."""
+        target = self.resolve_target(routed)
+        settings = self._settings.model_copy(update={"enable_community": options.enable_community})
+        decision = gate(target, settings, self.target_supported())
+        if not decision.allowed or self.target_generator(target) is None:
+            raise TargetGated(f"{target.canonical_url}: {decision.reason or 'no generator'}",
+                              decision.status or FetchStatus.UNSUPPORTED)
+        return self.generate_target(target, options, observed_at)

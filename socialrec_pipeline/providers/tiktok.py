@@ -21,8 +21,15 @@ from socialrec_pipeline.domain.graph import (
 )
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
-from socialrec_pipeline.providers.http import as_int, parse_epoch_seconds, parse_iso
-from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str
+from socialrec_pipeline.providers.http import parse_epoch_seconds, parse_iso
+from socialrec_pipeline.providers.payload import (
+    as_number,
+    counted_metrics,
+    first_str,
+    key_str,
+    outbound_links,
+    urls_in_text,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -32,7 +39,7 @@ ACCOUNT_METRICS = ("fans", "following", "heart", "video")
 
 
 def _published_at(item: dict[str, Any]) -> datetime | None:
-    return parse_iso(item.get("createTimeISO")) or parse_epoch_seconds(as_int(item.get("createTime")))
+    return parse_iso(item.get("createTimeISO")) or parse_epoch_seconds(as_number(item.get("createTime")))
 
 
 def _transcription_link(video_meta: Any) -> str | None:
@@ -42,6 +49,10 @@ def _transcription_link(video_meta: Any) -> str | None:
     links = [s for s in video_meta["subtitleLinks"] if isinstance(s, dict) and first_str(s.get("downloadLink"))]
     links.sort(key=lambda s: 0 if s.get("source") == "ASR" else 1)
     return links[0]["downloadLink"] if links else None
+
+
+def _profile_url(handle: Any) -> str | None:
+    return f"https://tiktok.com/@{handle.strip()}" if first_str(handle) else None
 
 
 def author_account(meta: Any) -> AccountDraft | None:
@@ -63,7 +74,7 @@ def author_account(meta: Any) -> AccountDraft | None:
         handle=first_str(meta.get("name")),
         display_name=first_str(meta.get("nickName")),
         bio=first_str(meta.get("signature")),
-        links=[bio_link] if first_str(bio_link) else [],
+        links=outbound_links([bio_link] if first_str(bio_link) else [], _profile_url(meta.get("name"))),
         followers=counted_metrics(meta, ("fans",)).get("fans"),
         metrics=counted_metrics(meta, ACCOUNT_METRICS),
         data=data,
@@ -97,10 +108,12 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     data: dict[str, Any] = {}
     music = item.get("musicMeta")
     if isinstance(music, dict):
-        data["musicMeta"] = {k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))}
+        # Flat under the actor's own names: seed 000 lists `musicId` directly in contents.data.
+        data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
-    if isinstance(video_meta, dict) and as_int(video_meta.get("duration")) is not None:
-        data["duration"] = as_int(video_meta["duration"])
+    # Seconds as the actor gives them: current versions send a float (26.981), kept as a float.
+    if isinstance(video_meta, dict) and (duration := as_number(video_meta.get("duration"))) is not None and duration >= 0:
+        data["duration"] = duration
     if mention_handles:
         data["mentions"] = mention_handles
     return ContentDraft(
@@ -110,6 +123,8 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         url=routed.canonical_url,
         published_at=_published_at(item),
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
+        # A URL in the text that is the video itself (its own share link) is not an outbound link.
+        links=outbound_links(urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))),
         tags=tags,
         mentions=mentions,
         metrics=counted_metrics(item, CONTENT_METRICS),

@@ -19,7 +19,7 @@ attempts unchanged), and why:
 | `x_unknown`, `tiktok_unknown`, `instagram_unknown`, `youtube_unknown`, `reddit_unknown`, `github_unknown`, `telegram_unknown` | the router could not place the path; recording them `ok` would be absorbing, while `unsupported` lets a later router fix reach them (retry re-routes every URL) |
 | `discord_invite` | no Discord provider and no Discord platform code yet (SPEC §4) |
 | `instagram_story` | the Instagram actor cannot fetch stories (they need a logged-in session) |
-| `x_shortlink`, `tiktok_shortlink`, `reddit_shortlink`, `reddit_share` | not URL-only: the short-link resolver follows them and hands the target to its generator |
+| `x_shortlink`, `tiktok_shortlink`, `reddit_share` | not URL-only: the short-link resolver follows them and hands the target to its generator |
 """
 
 from __future__ import annotations

@@ -41,7 +41,6 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
-    as_int,
     build_client,
     json_body,
     parse_epoch_seconds,
@@ -50,9 +49,12 @@ from socialrec_pipeline.providers.http import (
     send,
 )
 from socialrec_pipeline.providers.payload import (
+    as_count,
     as_dict,
     as_list,
+    as_number,
     int_metrics,
+    outbound_links,
     nonempty_str,
     scalars,
     stripped_key,
@@ -96,7 +98,7 @@ def parse_legacy_date(value: Any) -> datetime | None:
 def _any_date(value: Any) -> datetime | None:
     """Community `created_at` has no documented format: legacy, ISO, or epoch (s or ms)."""
     parsed = parse_legacy_date(value) or parse_iso(value)
-    if parsed is None and (number := as_int(value)) is not None:
+    if parsed is None and (number := as_number(value)) is not None:
         parsed = parse_epoch_seconds(number / 1000 if number > 10**11 else number)
     return parsed
 
@@ -198,6 +200,8 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
             url = nonempty_str(as_dict(item).get("expanded_url"))
             if url and url not in links:
                 links.append(url)
+    handle = nonempty_str(user.get("userName"))
+    links = outbound_links(links, f"https://x.com/{handle}" if handle else None)
     data = scalars(user, USER_DATA)
     if source_ref:
         # Embedded in another answer rather than fetched directly: graded, not queried (seed 000 §1.4).
@@ -206,12 +210,12 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
     return AccountDraft(
         platform=Platform.X,
         platform_key=key,
-        handle=nonempty_str(user.get("userName")),
+        handle=handle,
         display_name=nonempty_str(user.get("name")),
         bio=nonempty_str(user.get("description")),
         account_created_at=parse_legacy_date(user.get("createdAt")),
         links=links,
-        followers=as_int(user.get("followers")),
+        followers=as_count(user.get("followers")),
         unavailable=unavailable if isinstance(unavailable, bool) else None,
         metrics=int_metrics(user, USER_METRICS),
         data=data,
@@ -236,7 +240,7 @@ def community_venue(info: dict[str, Any]) -> VenueDraft | None:
         name=nonempty_str(info.get("name")),
         description=nonempty_str(info.get("description")),
         venue_created_at=_any_date(info.get("created_at")),
-        members=as_int(info.get("member_count")),
+        members=as_count(info.get("member_count")),
         metrics=int_metrics(info, COMMUNITY_METRICS),
         data=data,
     )
@@ -247,7 +251,9 @@ def tweet_content(tweet: dict[str, Any]) -> ContentDraft:
     if tweet_id is None:
         raise TransientProviderError("twitterapi.io: tweet without an `id`")
     entities = as_dict(tweet.get("entities"))
+    url = tweet_url(nonempty_str(as_dict(tweet.get("author")).get("userName")), tweet_id)
     links = [u for u in (nonempty_str(as_dict(i).get("expanded_url")) for i in as_list(entities.get("urls"))) if u]
+    links = outbound_links(links, url)
     tags = [t for t in (nonempty_str(as_dict(i).get("text")) for i in as_list(entities.get("hashtags"))) if t]
     mentions = []
     for item in as_list(entities.get("user_mentions")):
@@ -258,7 +264,7 @@ def tweet_content(tweet: dict[str, Any]) -> ContentDraft:
         platform=Platform.X,
         subtype=ContentSubtype.TWEET,
         platform_key=tweet_id,
-        url=tweet_url(nonempty_str(as_dict(tweet.get("author")).get("userName")), tweet_id),
+        url=url,
         published_at=parse_legacy_date(tweet.get("createdAt")),
         text=ContentText(primary=nonempty_str(tweet.get("text"))),
         links=links,
@@ -334,7 +340,7 @@ class XGenerator:
             reason = " ".join(s for s in (nonempty_str(user.get("unavailableReason")), nonempty_str(user.get("message"))) if s)
             if _NOT_FOUND.search(reason) and not _SUSPENDED.search(reason):
                 raise TargetNotFound(f"x user {user_name}: {reason}")
-            raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}")
+            raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}", platform_key=stripped_key(user.get("id")))
         account = user_account(user)
         if account is None:
             raise TransientProviderError(f"x user {user_name}: answer without an `id`")

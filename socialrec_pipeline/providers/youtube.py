@@ -34,7 +34,15 @@ from socialrec_pipeline.providers.http import (
     parse_iso,
     send,
 )
-from socialrec_pipeline.providers.payload import as_dict, as_list, int_metrics, stripped_str, urls_in_text
+from socialrec_pipeline.providers.payload import (
+    as_dict,
+    as_list,
+    int_metrics,
+    outbound_links,
+    present,
+    stripped_str,
+    urls_in_text,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -134,18 +142,19 @@ def video_content(item: dict[str, Any], *, short: bool = False) -> ContentDraft:
         raise TransientProviderError("YouTube video item without an `id`")
     snippet = as_dict(item.get("snippet"))
     description = stripped_str(snippet.get("description"))
+    url = f"https://youtube.com/shorts/{video_id}" if short else f"https://youtube.com/watch?v={video_id}"
     return ContentDraft(
         platform=Platform.YOUTUBE,
         subtype=ContentSubtype.VIDEO,
         platform_key=video_id,
-        url=f"https://youtube.com/shorts/{video_id}" if short else f"https://youtube.com/watch?v={video_id}",
+        url=url,
         published_at=parse_iso(snippet.get("publishedAt")),
         text=ContentText(primary=stripped_str(snippet.get("title")), body=description),
         # The description is the video's body: its outbound links are the content's links.
-        links=urls_in_text(description),
+        links=outbound_links(urls_in_text(description), url),
         tags=[t for t in (stripped_str(t) for t in as_list(snippet.get("tags"))) if t],
         metrics=int_metrics(as_dict(item.get("statistics")), VIDEO_METRICS),
-        data={k: snippet[k] for k in VIDEO_DATA if isinstance(snippet.get(k), str)},
+        data={k: snippet[k] for k in VIDEO_DATA if isinstance(snippet.get(k), str) and present(snippet[k])},
     )
 
 

@@ -7,8 +7,11 @@ the lock". `try_acquire` returns False only on real contention; every Redis erro
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
 import redis
@@ -187,32 +190,61 @@ class UnknownTokenCache:
         self.redis.delete(f"{self.prefix}{address}")
 
 
+#: How long an out-of-credit answer stops every paid call (then one call probes the provider again).
+CREDIT_GUARD_TTL_S = 3600.0
+
+
+@dataclass(frozen=True)
+class CreditGuardState:
+    """A tripped guard: when, until when, and what tripped it (shown in run metadata and logs)."""
+
+    tripped_at: datetime | None
+    until: datetime | None
+    detail: str = ""
+
+    def describe(self) -> str:
+        until = f"until {self.until:%Y-%m-%d %H:%M:%S} UTC" if self.until else "until reset"
+        since = f"since {self.tripped_at:%Y-%m-%d %H:%M:%S} UTC, " if self.tripped_at else ""
+        return f"tripped {since}{until}" + (f" ({self.detail})" if self.detail else "")
+
+
 class CreditGuard(Protocol):
-    """"A paid provider ran out of credit": shared by every URL of one token or one run."""
+    """"A paid provider ran out of credit": every paid call checks it right before calling."""
 
     def is_exhausted(self) -> bool: ...
 
-    def mark_exhausted(self) -> None: ...
+    def mark_exhausted(self, detail: str = "") -> None: ...
+
+    def state(self) -> CreditGuardState | None: ...
 
 
 class InMemoryCreditGuard:
-    """The single-process variant (one `record_token` call, one retry run in one process)."""
+    """The single-process variant (services used without Redis: tools, unit tests)."""
 
     def __init__(self) -> None:
-        self._flag = threading.Event()
+        self._state: CreditGuardState | None = None
 
     def is_exhausted(self) -> bool:
-        return self._flag.is_set()
+        return self._state is not None
 
-    def mark_exhausted(self) -> None:
-        self._flag.set()
+    def mark_exhausted(self, detail: str = "") -> None:
+        if self._state is None:
+            self._state = CreditGuardState(datetime.now(timezone.utc), None, detail)
+
+    def state(self) -> CreditGuardState | None:
+        return self._state
 
 
 class PaidCreditGuard:
-    """A short-lived Redis flag scoped to a token or a run, so parallel per-URL steps (possibly in
-    other processes) stop calling a paid provider once one of them met out-of-credit."""
+    """One Redis flag per paid provider account, shared by every step, run and job of the
+    deployment: once a paid provider answers out-of-credit, no paid call starts anywhere until the
+    flag expires (`ttl_s`, one hour by default: then the next paid call probes the provider again)
+    or an operator clears it (`socialrec paid-credit reset`). The value says when and why it
+    tripped; the first trip wins (`SET NX`), so its expiry is not pushed back by later answers."""
 
-    def __init__(self, client: redis.Redis, scope: str, ttl_s: float = 3600.0, *, prefix: str = PAID_CREDIT_PREFIX) -> None:
+    def __init__(
+        self, client: redis.Redis, scope: str, ttl_s: float = CREDIT_GUARD_TTL_S, *, prefix: str = PAID_CREDIT_PREFIX
+    ) -> None:
         self.redis = client
         self.key = f"{prefix}{scope}"
         self.ttl_ms = max(1, int(ttl_s * 1000))
@@ -220,8 +252,23 @@ class PaidCreditGuard:
     def is_exhausted(self) -> bool:
         return bool(self.redis.exists(self.key))
 
-    def mark_exhausted(self) -> None:
-        self.redis.set(self.key, b"1", px=self.ttl_ms)
+    def mark_exhausted(self, detail: str = "") -> None:
+        value = json.dumps({"tripped_at": datetime.now(timezone.utc).isoformat(), "detail": detail[:300]})
+        self.redis.set(self.key, value.encode(), px=self.ttl_ms, nx=True)
 
-    def clear(self) -> None:
-        self.redis.delete(self.key)
+    def state(self) -> CreditGuardState | None:
+        with self.redis.pipeline() as pipe:
+            value, pttl = pipe.get(self.key).pttl(self.key).execute()
+        if value is None:
+            return None
+        try:
+            data = json.loads(value)
+            tripped_at = datetime.fromisoformat(data["tripped_at"])
+            detail = str(data.get("detail") or "")
+        except (ValueError, KeyError, TypeError):  # a flag set by an older release: b"1"
+            tripped_at, detail = None, ""
+        until = datetime.now(timezone.utc) + timedelta(milliseconds=pttl) if pttl and pttl > 0 else None
+        return CreditGuardState(tripped_at, until, detail)
+
+    def clear(self) -> bool:
+        return bool(self.redis.delete(self.key))

@@ -2,15 +2,16 @@
 
 Deliberately simple: generators are the only way to observe, so the refresh re-generates the graph
 of each recent link's entry URL (`source_url`) and appends a point for every object in it whose
-identity key matches an object that URL linked. Rows themselves are not updated (re-observation
-writes metrics only). Bounded by a per-run budget of generator calls; paid platforms are skipped
+identity key matches an object that URL linked. Accounts and venues of the graph are completed and
+refreshed like on any observation (`GraphWriter.refresh_identities`, SPEC §5); contents rows are not. Bounded by a per-run budget of generator calls; paid platforms are skipped
 while paid fetching is off; series stay capped by `append_point`'s `$slice`.
 
-Out-of-credit (SPEC §6, as for recording and retry): once a paid provider answers out-of-credit,
-no paid provider is called again for the rest of the run. The run shares one `CreditGuard`
-(an `InMemoryCreditGuard` per run by default; a caller may pass a `PaidCreditGuard` to share the
-flag across processes); later URLs on paid platforms are counted as `skipped["credit_exhausted"]`
-and cost no generator call. The URL that met it counts as `skipped["skipped_paid"]`.
+Paid calls go through `TokenRecorder.fetch`, like recording and retry: a short link is judged by
+its resolved target, a paid call takes a slot of the paid pool (the recorder's `paid_slots`) and
+checks the credit guard right before it. The guard is the recorder's (in the code location the
+deployment-wide Redis flag): once any paid call anywhere met out-of-credit, later URLs on paid
+platforms are counted as `skipped["credit_exhausted"]` and cost no call; the URL that met it counts
+as `skipped["skipped_paid"]`.
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.errors import OutOfCredit
 from socialrec_pipeline.domain.models import MetricPoint
-from socialrec_pipeline.providers.base import GenerateOptions
-from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
+from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.writer import validate_graph
 
@@ -60,7 +59,7 @@ class MetricRefreshService:
         credit_guard: CreditGuard | None = None,
     ) -> MetricRefreshResult:
         result = MetricRefreshResult()
-        guard = credit_guard or InMemoryCreditGuard()  # one guard for the whole run
+        guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
         links = self.store.links.find_linked_since(self.clock() - lookback, platforms, link_scan_limit)
         linked: dict[str, set] = {}
@@ -81,19 +80,28 @@ class MetricRefreshService:
             if not decision.allowed or generator is None:
                 result.skipped[str(decision.status or "unsupported")] += 1
                 continue
-            if routed.platform in self.settings.paid_platforms and guard.is_exhausted():
+            if self.recorder.is_paid(routed) and guard.is_exhausted():
                 result.skipped["credit_exhausted"] += 1
                 continue
             observed = self.clock()
             result.generator_calls += 1
-            try:
-                graph = generator.generate(routed, GenerateOptions(enable_community=self.settings.enable_community), observed)
-                validate_graph(graph, url)
-            except OutOfCredit as exc:  # no paid provider is called again in this run
-                log.info("metric refresh of %s: out of credit (%s); paid URLs skipped from here", url, exc)
-                guard.mark_exhausted()
-                result.skipped["skipped_paid"] += 1
+            # The same call path as recording: a short link is judged by its target, and a paid
+            # call waits for a slot of the paid pool and checks the credit guard right before it.
+            fetched = self.recorder.fetch(routed, generator, observed, guard)
+            if fetched.status is not None:
+                if fetched.held_back == "credit_exhausted":
+                    result.skipped["credit_exhausted"] += 1
+                elif fetched.held_back == "out_of_credit":
+                    log.info("metric refresh of %s: out of credit; paid URLs skipped from here", url)
+                    result.skipped["skipped_paid"] += 1
+                else:
+                    log.info("metric refresh of %s: %s (%s)", url, fetched.status, fetched.error)
+                    result.skipped[str(fetched.status)] += 1
                 continue
+            graph = fetched.graph
+            try:
+                validate_graph(graph, url)
+                self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
             except Exception as exc:  # one URL never stops the run
                 log.info("metric refresh of %s failed: %s", url, exc)
                 result.skipped["error"] += 1

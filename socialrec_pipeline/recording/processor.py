@@ -14,23 +14,28 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pymongo.errors import PyMongoError
 
-from socialrec_pipeline.domain.enums import FetchStatus
-from socialrec_pipeline.domain.errors import OutOfCredit, status_of_error
+from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
+from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens
 from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
+from socialrec_pipeline.routing.apex import domain_fingerprint
+from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
 if TYPE_CHECKING:
@@ -73,6 +78,10 @@ class PreparedToken:
     planned: tuple[PlannedUrl, ...]
     upstream_calls: int = 0
     prepare_s: float = 0.0
+    #: The upstream's alpha-finder count (None when not checked).
+    alpha_finders: int | None = None
+    #: Recorded below the AF threshold because the run asked for it explicitly.
+    forced_below_threshold: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,22 @@ class UrlResult:
 
 
 @dataclass
+class Fetched:
+    """What `TokenRecorder.fetch` got for one URL: a graph (`status` None), or the status and why."""
+
+    #: The URL the provider was (or would have been) called for: the resolved target of a short link.
+    target: RoutedUrl
+    graph: SocialObjectGraph | None = None
+    status: FetchStatus | None = None
+    error: str | None = None
+    external_call: bool = False
+    paid: bool = False
+    #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
+    #: (this call tripped it), "no_slot" (no pool slot in time); empty otherwise.
+    held_back: str = ""
+
+
+@dataclass
 class TokenRecordResult:
     """Outcome, per-URL results and timings of one token (run metadata)."""
 
@@ -144,6 +169,18 @@ def _default_gate(routed: RoutedUrl, settings, supported):
     return gate(routed, settings, supported)
 
 
+def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
+    """`domain:{apex}` of each of the token's websites (seed 000 §1.9/§1.11): tokens sharing a
+    domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
+    profile in the website field (`x.com/...`) says nothing about a shared site."""
+    found = (
+        domain_fingerprint(p.routed.canonical_url)
+        for p in planned
+        if p.routed is not None and p.routed.source_type == SourceType.WEBSITE
+    )
+    return list(dict.fromkeys(f for f in found if f))
+
+
 class TokenRecorder:
     """Records the social footprint of one token; see the module docstring for the order."""
 
@@ -159,6 +196,8 @@ class TokenRecorder:
         *,
         route_fn: Callable[[str], RoutedUrl | None] | None = None,
         gate_fn: Callable | None = None,
+        credit_guard: CreditGuard | None = None,
+        paid_slots: PaidSlots | None = None,
     ) -> None:
         self.store = store
         self.upstream = upstream
@@ -171,6 +210,11 @@ class TokenRecorder:
         self.route = route_fn or _default_route
         self._gate = gate_fn or _default_gate
         self._gate_settings = None
+        #: Shared by every URL this recorder handles; in the code location a Redis flag shared by
+        #: every step, run and job of the deployment (`PaidCreditGuard`).
+        self.credit_guard: CreditGuard = credit_guard or InMemoryCreditGuard()
+        #: Where a paid call may run (`recording/paid.py`); unbounded outside Dagster.
+        self.paid_slots: PaidSlots = paid_slots or UnboundedPaidSlots()
 
     # -- the composed path -----------------------------------------------------------------------
     def record_token(self, event: TokenFlowEvent, owner: str) -> TokenRecordResult:
@@ -191,7 +235,7 @@ class TokenRecorder:
                 prepared.address, prepared.outcome, prepared.reason, upstream_calls=prepared.upstream_calls
             )
         started = time.perf_counter()
-        guard = InMemoryCreditGuard()
+        guard = self.credit_guard
         try:
             with self.keep_alive(prepared):
                 results = [self.record_one_url(prepared, planned, guard) for planned in prepared.planned]
@@ -218,8 +262,15 @@ class TokenRecorder:
         owner: str,
         *,
         upstream_token: UpstreamToken | None = None,
+        check_threshold: bool = False,
+        force_below_threshold: bool = False,
     ) -> PreparedToken | SkippedToken:
-        """Lock, idempotency, upstream lookup, routing. On a skip the lock is already released."""
+        """Lock, idempotency, upstream lookup, routing. On a skip the lock is already released.
+
+        With `check_threshold` (every `record_token_job` run: it may have been launched by hand,
+        without the sensor's threshold), a token whose upstream alpha-finder count is below the
+        threshold is skipped as `below_threshold`, unless `force_below_threshold` says to record
+        it anyway."""
         started = time.perf_counter()
         if not self.locks.try_acquire(address, owner):  # Redis errors raise: never "contention"
             return SkippedToken(address, RecordOutcome.LOCKED, "another worker holds the token lock")
@@ -244,6 +295,15 @@ class TokenRecorder:
                     self.unknown_tokens.remember(address)
                     self.locks.release(address, owner)
                     return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls)
+            alpha_finders = token.total_invested_alpha_finders
+            below = alpha_finders < self.settings.af_threshold
+            if check_threshold and below and not force_below_threshold:
+                self.locks.release(address, owner)
+                return SkippedToken(
+                    address, RecordOutcome.BELOW_THRESHOLD,
+                    f"the upstream counts {alpha_finders} alpha finders, below the threshold of "
+                    f"{self.settings.af_threshold}", calls,
+                )
             planned = tuple(self.plan_urls(token))
         except BaseException:
             self._release_quietly(address, owner)
@@ -256,6 +316,8 @@ class TokenRecorder:
             planned=planned,
             upstream_calls=calls,
             prepare_s=time.perf_counter() - started,
+            alpha_finders=alpha_finders,
+            forced_below_threshold=check_threshold and below,
         )
 
     def plan_urls(self, token: UpstreamToken) -> list[PlannedUrl]:
@@ -294,7 +356,7 @@ class TokenRecorder:
         duplicates links, and a failed attempt leaves none of the old ones behind.
         """
         started = time.perf_counter()
-        result = self._record_one_url(prepared, planned, credit_guard or InMemoryCreditGuard())
+        result = self._record_one_url(prepared, planned, credit_guard or self.credit_guard)
         result.duration_s = time.perf_counter() - started
         return result
 
@@ -306,9 +368,8 @@ class TokenRecorder:
         decision = self.gate(routed)
         if not decision.allowed:
             return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
-        paid = routed.platform in self.settings.paid_platforms
-        if paid and guard.is_exhausted():
-            return UrlResult(planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error="paid credit exhausted")
+        if self.is_paid(routed) and guard.is_exhausted():
+            return UrlResult(planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state()))
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
@@ -316,20 +377,15 @@ class TokenRecorder:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
             return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
-        options = GenerateOptions(enable_community=self.settings.enable_community)
-        try:
-            graph = generator.generate(routed, options, attempted_at)
-        except Exception as exc:  # every generator failure becomes a status
-            if isinstance(exc, OutOfCredit):
-                guard.mark_exhausted()
-            external = bool(getattr(exc, "external_call_made", generator.makes_external_calls))
+        fetched = self.fetch(routed, generator, attempted_at, guard)
+        if fetched.status is not None:
             return UrlResult(
-                planned, status_of_error(exc), external_call=external and not isinstance(exc, OutOfCredit),
-                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+                planned, fetched.status, external_call=fetched.external_call,
+                error=fetched.error, attempted_at=attempted_at,
             )
         try:
             written = self.writer.write(
-                graph,
+                fetched.graph,
                 entry_url=routed.canonical_url,
                 token_address=prepared.address,
                 first_transfer_at=prepared.first_transfer_at,
@@ -338,13 +394,124 @@ class TokenRecorder:
         except Exception as exc:  # contract breach → invalid; a DB hiccup → error
             log.warning("writing %s failed: %s", routed.canonical_url, exc)
             return UrlResult(
-                planned, status_of_error(exc), external_call=generator.makes_external_calls,
+                planned, status_of_error(exc), external_call=fetched.external_call,
                 error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
             )
         return UrlResult(
-            planned, FetchStatus.OK, external_call=generator.makes_external_calls, write=written,
-            attempted_at=attempted_at,
+            planned, FetchStatus.OK, external_call=fetched.external_call, write=written, attempted_at=attempted_at,
         )
+
+    def is_paid(self, routed: RoutedUrl) -> bool:
+        """Whether calling this URL's platform costs money (whatever `enable_paid` says)."""
+        return routed.platform in self.settings.paid_platforms
+
+    def fetch(
+        self,
+        routed: RoutedUrl,
+        generator,
+        observed_at: datetime,
+        credit_guard: CreditGuard | None = None,
+        paid_slots: PaidSlots | None = None,
+    ) -> Fetched:
+        """Call the provider for one gated URL: the one place every job's paid calls go through.
+
+        A short link is resolved first (a free request to the short-link host) and everything
+        after is decided by its **target**: the gate (a paid target while paid is off is
+        `skipped_paid`, no attempt), paid-ness, the credit guard and the pool slot. A paid call
+        runs only inside a slot of the paid pool, and only while the credit guard is clear —
+        checked again once the slot is held, right before the call. An out-of-credit answer trips
+        the guard for every step, run and job, and the URL is `skipped_paid` with no attempt.
+        Never raises for anything the URL runs into.
+        """
+        guard = credit_guard or self.credit_guard
+        slots = paid_slots or self.paid_slots
+        options = self.generate_options()
+        target, resolved = routed, False
+        resolve_target = getattr(generator, "resolve_target", None)
+        if resolve_target is not None:
+            try:
+                target = resolve_target(routed)
+            except Exception as exc:  # resolution failed: the short link's own status
+                external = bool(getattr(exc, "external_call_made", True))
+                return Fetched(routed, status=status_of_error(exc), external_call=external,
+                               error=f"{type(exc).__name__}: {exc}")
+            resolved = True
+            decision = self._gate(target, self.gate_settings, generator.target_supported())
+            if not decision.allowed:  # a gate refusal is never an attempt
+                return Fetched(target, status=FetchStatus(decision.status),
+                               error=f"resolves to {target.canonical_url}: {decision.reason}")
+        paid = self.is_paid(target)
+        call = generator.generate_target if resolved else generator.generate
+        makes_calls = resolved or generator.makes_external_calls
+        if paid and guard.is_exhausted():
+            return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()), paid=True,
+                           held_back="credit_exhausted")
+        try:
+            with slots.slot(target.canonical_url) if paid else contextlib.nullcontext():
+                if paid and guard.is_exhausted():  # tripped while this call waited for its slot
+                    return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()),
+                                   paid=True, held_back="credit_exhausted")
+                graph = call(target, options, observed_at)
+        except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
+            return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
+        except OutOfCredit as exc:
+            guard.mark_exhausted(f"{target.canonical_url}: {exc}"[:300])
+            log.warning("paid provider out of credit at %s: every paid call stops (%s)", target.canonical_url,
+                        credit_message(guard.state()))
+            return Fetched(target, status=FetchStatus.SKIPPED_PAID, external_call=False,
+                           error=f"{type(exc).__name__}: {exc}", paid=True, held_back="out_of_credit")
+        except Exception as exc:  # every generator failure becomes a status
+            if isinstance(exc, AccountSuspended):
+                self.note_unavailable(target, observed_at, exc.platform_key)
+            external = bool(getattr(exc, "external_call_made", makes_calls)) or resolved
+            return Fetched(target, status=status_of_error(exc), external_call=external,
+                           error=f"{type(exc).__name__}: {exc}", paid=paid)
+        return Fetched(target, graph=graph, external_call=makes_calls, paid=paid)
+
+    # -- accounts and venues (SPEC §5) -------------------------------------------------------------
+    def generate_options(self) -> GenerateOptions:
+        """Options for every generator call (recording, retry, metric refresh): the community
+        switch, and the stored-profile check that spares a fresh profile a second fetch."""
+        return GenerateOptions(enable_community=self.settings.enable_community, profile_is_fresh=self.profile_is_fresh)
+
+    def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
+        """True when the stored row holds a full profile younger than `profile_max_age_hours`.
+        An account flagged unavailable is never fresh: every sighting re-checks it."""
+        max_age = timedelta(hours=self.settings.profile_max_age_hours)
+        if not max_age:
+            return False
+        repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
+        try:
+            row = repository.find_by_platform_key(platform, platform_key)
+        except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
+            log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
+            return False
+        if row is None or getattr(getattr(row, "moderation", None), "unavailable", None) is True:
+            return False
+        stamp = row.data.get(PROFILE_OBSERVED_AT)
+        return isinstance(stamp, datetime) and stamp > self.clock() - max_age
+
+    def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
+        """A profile URL answered "suspended or deleted": flag the stored account it names
+        (`moderation.unavailable`, with the time). By the key the answer gave when it gave one;
+        else by the URL's key, as the account key (platforms keyed by name) or as the latest
+        handle of stored accounts (X, TikTok, ...). Never creates a row; never raises."""
+        platform = routed.platform
+        key = (routed.source_key or "").strip().strip("/").lstrip("@")
+        if platform is None or routed.object != "accounts" or not (key or platform_key):
+            return 0
+        try:
+            if platform_key and self.store.accounts.mark_unavailable(Platform(platform), platform_key, at):
+                return 1
+            marked = 0
+            for row in self.store.accounts.find_current_holders(Platform(platform), key) if key else []:
+                marked += self.store.accounts.mark_unavailable(row.platform, row.platform_key, at)
+            if not marked and key:
+                marked += self.store.accounts.mark_unavailable(Platform(platform), key, at)
+            return marked
+        except PyMongoError as exc:
+            log.warning("could not flag %s unavailable: %s", routed.canonical_url, exc)
+            return 0
 
     def gate(self, routed: RoutedUrl) -> GateDecision:
         """May this URL be fetched now (paid / community / a generator exists)?"""
@@ -367,6 +534,7 @@ class TokenRecorder:
                 symbol=prepared.symbol,
                 first_transfer_at=prepared.first_transfer_at,
                 social_urls=[r.to_record() for r in results],
+                fingerprints=token_fingerprints(prepared.planned),
             )
             created = self.store.tokens.write_marker(marker)
         finally:

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
-from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard
+from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder
 from socialrec_pipeline.recording.settings import RecordingSettings
 
@@ -69,8 +69,9 @@ class RetryService:
         if not_retryable:
             raise ValueError(f"statuses {sorted(not_retryable)} are final and cannot be retried")
         budget = limit if limit is not None else self.settings.retry_limit
-        # One guard for the whole run: out-of-credit stops paid URLs until the run ends.
-        guard = credit_guard or InMemoryCreditGuard()
+        # The recorder's guard (deployment-wide in the code location): out-of-credit met anywhere
+        # stops this run's paid URLs too.
+        guard = credit_guard or self.recorder.credit_guard
         owner = owner or f"retry-{uuid.uuid4().hex}"
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
         tokens = self.store.tokens.find_by_url_statuses(wanted, cutoff, budget)

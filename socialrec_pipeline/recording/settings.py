@@ -29,6 +29,7 @@ ENV_NAMES: dict[str, str] = {
     "SOCIALREC_RECONCILE_PAGE_LIMIT": "reconcile_page_limit",
     "SOCIALREC_LOCK_TTL_S": "lock_ttl_s",
     "SOCIALREC_UNKNOWN_TOKEN_TTL_S": "unknown_token_ttl_s",
+    "SOCIALREC_PROFILE_MAX_AGE_HOURS": "profile_max_age_hours",
 }
 
 class RecordingSettings(BaseModel):
@@ -46,6 +47,9 @@ class RecordingSettings(BaseModel):
     reconcile_page_limit: StrictInt = Field(default=100, ge=1, le=200)
     lock_ttl_s: StrictInt = Field(default=120, ge=10, le=3600)
     unknown_token_ttl_s: StrictInt = Field(default=300, ge=1, le=86_400)
+    #: A stored full profile younger than this is not fetched again for an embedded copy (SPEC §5;
+    #: 0 = fetch on every observation).
+    profile_max_age_hours: StrictInt = Field(default=7 * 24, ge=0, le=24 * 365)
 
     @field_validator("paid_platforms", mode="before")
     @classmethod

@@ -7,6 +7,9 @@ There are no transactions, so order is the only tool (SPEC §5):
   content, so `creator_id` / `venue_id` / `parent_content_id` are set when a row is created.
   Ids are issued client-side, so this order holds inside one ordered bulk insert per row kind.
 
+Accounts and venues are completed and refreshed by every observation (an update pipeline per
+row, store/identities.py); contents rows are not updated except for new source URLs.
+
 Round trips for one graph: accounts upsert, venues upsert, contents insert, source-url additions,
 metric first points, links — at most 6 writes whatever the number of groups, plus the identity
 reads (contents by URL, contents by key, ids of accounts/venues that already existed).
@@ -188,19 +191,7 @@ class GraphWriter:
         ids = {g.ref: GroupIds() for g in plan.order}
 
         # 1. accounts (atomic upsert on the unique key), then venues that point at them.
-        creators = [(g.ref, g.creator) for g in plan.order if g.creator is not None]
-        account_ids = self.store.accounts.upsert_many([_account(d, observed) for _, d in creators])
-        for ref, draft in creators:
-            ids[ref].creator_id = account_ids[(str(draft.platform), draft.platform_key)]
-        result.accounts = len(account_ids)
-        venue_groups = [g for g in plan.order if g.venue is not None]
-        venue_ids = self.store.venues.upsert_many(
-            # The group's creator authored the venue only when the group has no content.
-            [_venue(g.venue, observed, ids[g.ref].creator_id if g.content is None else None) for g in venue_groups]
-        )
-        for g in venue_groups:
-            ids[g.ref].venue_id = venue_ids[(str(g.venue.platform), g.venue.platform_key)]
-        result.venues = len(venue_ids)
+        self._write_identities(plan, ids, observed, result)
 
         # 2. contents (identity: source URL, then key, else insert), originals first.
         self._write_contents(plan, ids, entry_url, observed, result)
@@ -235,6 +226,33 @@ class GraphWriter:
         result.links_appended = len(links)
         result.ids = ids
         return result
+
+    def refresh_identities(self, graph: SocialObjectGraph, entry_url: str, observed_at: datetime) -> WriteResult:
+        """Complete and refresh the accounts and venues of a re-observed graph (SPEC §5), without
+        contents, metrics or links: the metric refresh's share of "every observation"."""
+        plan = validate_graph(graph, entry_url)
+        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        ids = {g.ref: GroupIds() for g in plan.order}
+        self._write_identities(plan, ids, observed_at, result)
+        result.ids = ids
+        return result
+
+    def _write_identities(self, plan: GraphPlan, ids, observed, result: WriteResult) -> None:
+        """One bulk write per row kind: each row is completed and refreshed by this observation
+        (store/identities.py has the per-field rules)."""
+        creators = [(g.ref, g.creator) for g in plan.order if g.creator is not None]
+        account_ids = self.store.accounts.upsert_many([_account(d, observed) for _, d in creators])
+        for ref, draft in creators:
+            ids[ref].creator_id = account_ids[(str(draft.platform), draft.platform_key)]
+        result.accounts = len(account_ids)
+        venue_groups = [g for g in plan.order if g.venue is not None]
+        venue_ids = self.store.venues.upsert_many(
+            # The group's creator authored the venue only when the group has no content.
+            [_venue(g.venue, observed, ids[g.ref].creator_id if g.content is None else None) for g in venue_groups]
+        )
+        for g in venue_groups:
+            ids[g.ref].venue_id = venue_ids[(str(g.venue.platform), g.venue.platform_key)]
+        result.venues = len(venue_ids)
 
     # -- contents --------------------------------------------------------------------------------
     def _write_contents(self, plan: GraphPlan, ids, entry_url, observed, result: WriteResult) -> None:

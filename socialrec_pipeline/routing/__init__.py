@@ -1,6 +1,6 @@
 """Pure URL routing: normalize, classify by host and path, gate, apex domain. No IO."""
 
-from socialrec_pipeline.routing.apex import apex_domain
+from socialrec_pipeline.routing.apex import apex_domain, domain_fingerprint
 from socialrec_pipeline.routing.gate import GateDecision, GateSettings, GateSettingsError, gate
 from socialrec_pipeline.routing.route import dedupe_routed, route, route_unique
 from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType, source_type_info
@@ -14,6 +14,7 @@ __all__ = [
     "RoutedUrl",
     "SourceType",
     "apex_domain",
+    "domain_fingerprint",
     "dedupe_routed",
     "gate",
     "route",

@@ -46,3 +46,13 @@ def apex_domain(host: object) -> str | None:
     if cleaned is None or cleaned[1]:
         return None
     return _EXTRACT.extract_str(cleaned[0]).top_domain_under_public_suffix or None
+
+
+#: `tokens.fingerprints` prefix of the domain-sharing axis (seed 000 §1.9): `domain:{apex}`.
+DOMAIN_FINGERPRINT_PREFIX = "domain:"
+
+
+def domain_fingerprint(url: object) -> str | None:
+    """`domain:{apex}` for a website URL (or host); None when it has no registrable domain."""
+    apex = apex_domain(url)
+    return f"{DOMAIN_FINGERPRINT_PREFIX}{apex}" if apex else None

@@ -122,7 +122,7 @@ def split_authority(netloc: str) -> tuple[str, int | None] | None:
         host, _, port_text = netloc.partition(":")
     port: int | None = None
     if port_text:
-        if not port_text.isdigit() or len(port_text) > 5:
+        if not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5:
             return None
         port = int(port_text)
         if not 0 < port < 65536:

@@ -23,6 +23,8 @@ Classified = tuple[ST, str | None, str]
 _TT_ID = re.compile(r"^\d{5,25}$")
 _TT_V_HTML = re.compile(r"^(\d{5,25})\.html$")
 _TT_HANDLE = re.compile(r"^[A-Za-z0-9_.]{1,24}$")
+#: TikTok sometimes writes the author's secUid where the handle goes (`/@MS4wLjABAAAA…/video/{id}`).
+_TT_SEC_UID = re.compile(r"^MS4wLjABAAAA[A-Za-z0-9_-]{20,100}$")
 _TT_CODE = re.compile(r"^[A-Za-z0-9]{5,20}$")
 _TT_PROFILE_TABS = frozenset({"live", "playlists", "reposts", "liked"})
 TT = "https://tiktok.com"
@@ -41,9 +43,16 @@ def _tt_unknown(p: ParsedUrl, host: str = "tiktok.com") -> Classified:
     return ST.TIKTOK_UNKNOWN, url, url
 
 
-def _tt_video(video_id: str, handle: str = "", kind: str = "video") -> Classified:
+def _tt_video(video_id: str, author: str = "", kind: str = "video") -> Classified:
+    """Keyed by the numeric id whatever the author segment holds. A handle is lower-cased (TikTok
+    handles are case-insensitive), a secUid is kept as written (it is case-sensitive), anything
+    else is left out (`/@/video/{id}`, the author-less form TikTok redirects to the author)."""
     st = ST.TIKTOK_PHOTO if kind == "photo" else ST.TIKTOK_VIDEO
-    return st, video_id, f"{TT}/@{handle.lower()}/{kind}/{video_id}"
+    if _TT_HANDLE.match(author):
+        author = author.lower()
+    elif not _TT_SEC_UID.match(author):
+        author = ""
+    return st, video_id, f"{TT}/@{author}/{kind}/{video_id}"
 
 
 def classify_tiktok(p: ParsedUrl) -> Classified:
@@ -54,10 +63,11 @@ def classify_tiktok(p: ParsedUrl) -> Classified:
     s0 = segs[0]
     if s0.startswith("@"):
         handle = s0[1:]
-        if handle and not _TT_HANDLE.match(handle):
-            return _tt_unknown(p)
         if n > 2 and segs[1].lower() in ("video", "photo") and _TT_ID.match(segs[2]):
             return _tt_video(segs[2], handle, segs[1].lower())
+        # The handle rule applies to profiles only: a video is found by its id.
+        if handle and not _TT_HANDLE.match(handle):
+            return _tt_unknown(p)
         if handle and (n == 1 or (n == 2 and segs[1].lower() in _TT_PROFILE_TABS)):
             return ST.TIKTOK_PROFILE, handle.lower(), f"{TT}/@{handle.lower()}"
         return _tt_unknown(p)

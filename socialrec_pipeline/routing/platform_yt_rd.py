@@ -2,16 +2,22 @@
 
 YouTube keys: the 11-character video id (case-sensitive); channels keyed `UC…` (as written),
 `@handle` (lower-case: handles are case-insensitive), `c/{name}` or `user/{name}` (legacy custom and
-user URLs, lower-case). Videos canonicalize to `https://youtube.com/watch?v={id}`; shorts keep
-`https://youtube.com/shorts/{id}` so their source type survives a round trip.
+user URLs, lower-case). Names may be in any script (Cyrillic, Hangul, Devanagari, …), raw or
+percent-encoded: the key is the decoded name (NFC, lower-cased), the canonical URL percent-encodes
+it, so the canonical URL routes back to the same key. Videos canonicalize to
+`https://youtube.com/watch?v={id}`; shorts keep `https://youtube.com/shorts/{id}` so their source
+type survives a round trip.
 
 Reddit keys: post id (base36, lower-case), subreddit name and user name lower-case (Reddit resolves
-both case-insensitively), share id as written, search query as written, redd.it id lower-case.
+both case-insensitively), share id as written, search query as written. `redd.it/{id}` is the post
+itself (the path is its base36 id): a `reddit_post` with the same key and canonical URL as
+`reddit.com/comments/{id}`, nothing to resolve. Only `/r/{sub}/s/{shareId}` needs resolving.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from socialrec_pipeline.routing.normalize import ParsedUrl, generic_canonical, q
 from socialrec_pipeline.routing.reserved import REDDIT_PSEUDO_SUBS, YOUTUBE_RESERVED
@@ -21,12 +27,11 @@ Classified = tuple[ST, str | None, str]
 
 _YT_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
 _YT_UC = re.compile(r"^UC[A-Za-z0-9_-]{22}$")
-_YT_HANDLE = re.compile(r"^[A-Za-z0-9._-]{3,30}$")
-_YT_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _YT_TABS = frozenset(
     {
-        "videos", "shorts", "streams", "featured", "playlists", "community", "about", "channels",
-        "live", "podcasts", "releases", "search", "posts", "membership", "store", "courses",
+        "home", "videos", "shorts", "streams", "featured", "playlists", "community", "about",
+        "channels", "live", "podcasts", "releases", "search", "posts", "membership", "store",
+        "courses",
     }
 )
 YT = "https://youtube.com"
@@ -40,6 +45,21 @@ _RD_USER_TABS = frozenset({"submitted", "comments", "overview", "posts", "about"
 RD = "https://reddit.com"
 
 
+def _yt_name(text: str, low: int, high: int) -> str | None:
+    """A YouTube handle or custom/user name in any script, NFC and lower-cased; None if not one.
+
+    Letters and digits of every script, combining marks (Devanagari, Thai vowel signs) and
+    `.`, `_`, `-`, `·` are allowed; anything else (`/`, `%`, `@`, spaces, symbols) is not a name.
+    """
+    name = unicodedata.normalize("NFC", text)
+    if not low <= len(name) <= high:
+        return None
+    for ch in name:
+        if not (ch.isalnum() or ch in "._-\u00b7" or unicodedata.category(ch).startswith("M")):
+            return None
+    return name.lower()
+
+
 def _yt_unknown(p: ParsedUrl) -> Classified:
     url = generic_canonical(p, "youtu.be" if p.host == "youtu.be" else "youtube.com")
     return ST.YOUTUBE_UNKNOWN, url, url
@@ -49,8 +69,9 @@ def _yt_video(video_id: str) -> Classified:
     return ST.YOUTUBE_VIDEO, video_id, f"{YT}/watch?v={video_id}"
 
 
-def _yt_channel(key: str) -> Classified:
-    return ST.YOUTUBE_CHANNEL, key, f"{YT}/{key}"
+def _yt_channel(prefix: str, name: str) -> Classified:
+    """`prefix` is `@`, `c/` or `user/`; the canonical URL percent-encodes a non-ASCII name."""
+    return ST.YOUTUBE_CHANNEL, f"{prefix}{name}", f"{YT}/{prefix}{q(name)}"
 
 
 def classify_youtube(p: ParsedUrl) -> Classified:
@@ -77,13 +98,13 @@ def classify_youtube(p: ParsedUrl) -> Classified:
     two_part = n == 2 or (n == 3 and segs[2].lower() in _YT_TABS)
     if first == "channel" and n > 1 and _YT_UC.match(segs[1]) and two_part:
         return ST.YOUTUBE_CHANNEL, segs[1], f"{YT}/channel/{segs[1]}"
-    if segs[0].startswith("@") and _YT_HANDLE.match(segs[0][1:]) and one_part:
-        return _yt_channel(segs[0].lower())
-    if first in ("c", "user") and n > 1 and _YT_NAME.match(segs[1]) and two_part:
-        return _yt_channel(f"{first}/{segs[1].lower()}")
-    if first not in YOUTUBE_RESERVED and _YT_NAME.match(segs[0]) and one_part:
+    if segs[0].startswith("@") and one_part and (handle := _yt_name(segs[0][1:], 3, 30)):
+        return _yt_channel("@", handle)
+    if first in ("c", "user") and n > 1 and two_part and (name := _yt_name(segs[1], 1, 100)):
+        return _yt_channel(f"{first}/", name)
+    if first not in YOUTUBE_RESERVED and one_part and (name := _yt_name(segs[0], 1, 100)):
         # Legacy vanity URL `youtube.com/{name}` is the custom URL `/c/{name}`.
-        return _yt_channel(f"c/{first}")
+        return _yt_channel("c/", name)
     return _yt_unknown(p)
 
 
@@ -140,7 +161,8 @@ def classify_reddit(p: ParsedUrl) -> Classified:
         if n == 2 or (n == 3 and third in _RD_USER_TABS):
             return ST.REDDIT_USER, name, f"{RD}/user/{name}"
         return _rd_unknown(p)
-    if first in ("comments", "gallery") and n > 1 and _RD_ID.match(segs[1].lower()):
+    # A gallery's and a poll's own pages name the post by its id.
+    if first in ("comments", "gallery", "poll") and n > 1 and _RD_ID.match(segs[1].lower()):
         return _rd_post(segs[1].lower())
     if first == "search" and n == 1:
         return _rd_search(p, "") or _rd_unknown(p)
@@ -149,8 +171,8 @@ def classify_reddit(p: ParsedUrl) -> Classified:
 
 
 def classify_reddit_short(p: ParsedUrl) -> Classified:
-    """`redd.it/{id}`; media hosts (`i.redd.it`, `v.redd.it`) are reddit_unknown on their own host."""
+    """`redd.it/{id}` is the post `{id}` itself (no redirect needed); media hosts (`i.redd.it`,
+    `v.redd.it`) are reddit_unknown on their own host."""
     if p.host == "redd.it" and len(p.segments) == 1 and _RD_ID.match(p.segments[0].lower()):
-        post_id = p.segments[0].lower()
-        return ST.REDDIT_SHORTLINK, post_id, f"https://redd.it/{post_id}"
+        return _rd_post(p.segments[0].lower())
     return _rd_unknown(p, p.host)

@@ -15,7 +15,7 @@ X_RESERVED: frozenset[str] = frozenset(
         "oauth2", "bookmarks", "lists", "topics", "communities", "premium", "premium_sign_up",
         "verified-choose", "who_to_follow", "connect_people", "following", "followers",
         "keyboard_shortcuts", "display", "personalization", "sessions", "welcome", "statuses",
-        "status", "safety", "media", "jobs", "grok", "articles", "spaces", "tweetdeck",
+        "status", "safety", "media", "grok", "articles", "spaces", "tweetdeck",
         "account_access", "user_spam_reports", "places", "trends", "your_twitter_data",
     }
 )
@@ -41,16 +41,30 @@ INSTAGRAM_RESERVED: frozenset[str] = frozenset(
     }
 )
 
+#: YouTube's own top-level pages. A bare `youtube.com/{name}` outside this list is a legacy vanity
+#: channel URL (`/c/{name}`). Where each entry comes from: routing/README.md "YouTube reserved paths".
 YOUTUBE_RESERVED: frozenset[str] = frozenset(
     {
-        "watch", "shorts", "embed", "live", "channel", "c", "user", "results", "feed",
-        "playlist", "gaming", "premium", "account", "about", "t", "howyoutubeworks", "creators",
-        "ads", "kids", "music", "signin", "logout", "upload", "redirect", "hashtag", "source",
-        "post", "trending", "subscription_manager", "paid_memberships", "reporthistory", "new",
-        "yt", "jobs", "store", "img", "oembed", "attribution_link", "v", "e", "supported_browsers",
-        "copyright", "policies", "privacy", "terms", "create_channel", "dashboard", "studio",
-        "view_all_playlists", "watch_videos", "podcasts", "movies", "sw.js", "favicon.ico",
-        "robots.txt", "s", "select_site", "channel_switcher", "originals", "index",
+        # pages and player endpoints
+        "watch", "w", "watch_popup", "watch_videos", "shorts", "embed", "e", "v", "live", "clip",
+        "channel", "c", "user", "playlist", "results", "search", "feed", "feeds", "browse",
+        "hashtag", "post", "shared", "source", "oembed", "get_video_info", "iframe_api",
+        "attribution_link", "redirect", "img", "s", "yts", "youtubei", "api", "live_chat",
+        "live_chat_replay", "player_api", "timedtext_editor", "comment", "opensearch",
+        "generate_204", "gen_204", "pagead", "ptracking", "error", "oops", "index", "sw.js",
+        "favicon.ico", "robots.txt", "manifest.webmanifest",
+        # product and destination pages
+        "news", "course", "courses", "learning", "gaming", "premium", "music", "kids", "movies",
+        "storefront", "podcasts", "trending", "explore", "originals", "new", "tv", "activate",
+        "pair", "mobile", "testtube", "intl", "html5",
+        # accounts, creators, company and policy pages
+        "account", "account_advanced", "account_billing", "account_notifications",
+        "account_playback", "account_privacy", "account_sharing", "signin", "signup", "login",
+        "logout", "verify", "handle", "upload", "my_videos", "subscription_manager",
+        "paid_memberships", "reporthistory", "dashboard", "studio", "create_channel",
+        "channel_switcher", "select_site", "view_all_playlists", "about", "t", "ads", "creators",
+        "howyoutubeworks", "jobs", "store", "yt", "supported_browsers", "copyright", "policies",
+        "privacy", "terms",
     }
 )
 
@@ -79,7 +93,7 @@ GITHUB_RESERVED: frozenset[str] = frozenset(
         "education", "mobile", "git-guides", "resources", "solutions", "premium-support",
         "account", "password_reset", "copilot", "models", "home", "discussions", "users",
         "github-copilot", "partners", "shop", "status", "support", "terms", "privacy",
-        "open-source", "mcp", "apps", "gist", "raw", "assets", "favicon.ico", "robots.txt",
+        "open-source", "mcp", "gist", "raw", "assets", "favicon.ico", "robots.txt",
     }
 )
 

@@ -41,7 +41,6 @@ class SourceType(StrEnum):
     REDDIT_USER = "reddit_user"
     REDDIT_SEARCH = "reddit_search"
     REDDIT_SHARE = "reddit_share"
-    REDDIT_SHORTLINK = "reddit_shortlink"
     REDDIT_UNKNOWN = "reddit_unknown"
     GITHUB_REPO = "github_repo"
     GITHUB_GIST = "github_gist"
@@ -97,7 +96,6 @@ SOURCE_TYPE_TABLE: dict[SourceType, SourceTypeInfo] = {
     SourceType.REDDIT_USER: SourceTypeInfo(_A, _P.REDDIT, None),
     SourceType.REDDIT_SEARCH: SourceTypeInfo(_C, _P.REDDIT, _CS.SEARCH),
     SourceType.REDDIT_SHARE: SourceTypeInfo(_C, _P.REDDIT, _CS.SHORTLINK),
-    SourceType.REDDIT_SHORTLINK: SourceTypeInfo(_C, _P.REDDIT, _CS.SHORTLINK),
     SourceType.REDDIT_UNKNOWN: SourceTypeInfo(_C, _P.REDDIT, _CS.UNKNOWN),
     SourceType.GITHUB_REPO: SourceTypeInfo(_C, _P.GITHUB, _CS.REPO),
     SourceType.GITHUB_GIST: SourceTypeInfo(_C, _P.GITHUB, _CS.GIST),

@@ -2,14 +2,16 @@
 
 Routes map `(METHOD, path)` to a handler `(request) -> Reply`. Every request is logged so tests
 can assert how many calls reached a provider (for example: zero calls to a paid provider).
+Faults (`fail_with`, `failing`, `clear_faults`) make the next calls answer a given reply instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -55,6 +57,52 @@ class Reply:
 Handler = Callable[[Request], Reply]
 
 
+class Faults:
+    """Replies queued to answer the next calls instead of the real handler, oldest first.
+
+    Thread-safe: the server answers from its own threads while the test queues or clears.
+    """
+
+    def __init__(self) -> None:
+        self._queue: list[tuple[str, Reply]] = []
+        self._lock = threading.Lock()
+
+    def add(self, reply: Reply, times: int = 1, *, path_prefix: str = "") -> None:
+        if times < 1:
+            raise ValueError(f"times must be at least 1, got {times}")
+        with self._lock:
+            self._queue.extend([(path_prefix, reply)] * times)
+
+    def take(self, path: str = "") -> Reply | None:
+        """The oldest queued reply whose prefix matches `path`, removed; None when there is none."""
+        with self._lock:
+            for index, (prefix, reply) in enumerate(self._queue):
+                if path.startswith(prefix):
+                    del self._queue[index]
+                    return reply
+        return None
+
+    def clear(self) -> int:
+        """Drop every queued reply; returns how many were left unused."""
+        with self._lock:
+            left = len(self._queue)
+            self._queue.clear()
+        return left
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    @contextlib.contextmanager
+    def injected(self, reply: Reply, times: int = 1, *, path_prefix: str = "") -> Iterator[None]:
+        """`with faults.injected(reply, times=3): ...`: the unused ones are dropped on exit, even on error."""
+        self.add(reply, times, path_prefix=path_prefix)
+        try:
+            yield
+        finally:
+            self.clear()
+
+
 class FixtureServer:
     """`with FixtureServer() as server: server.route("GET", "/x", handler); server.url`."""
 
@@ -65,6 +113,7 @@ class FixtureServer:
         self._prefix_routes: list[tuple[str, str, Handler]] = []
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._faults = Faults()
         self._httpd = ThreadingHTTPServer((host, port), self._make_handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -82,7 +131,23 @@ class FixtureServer:
     def clear(self) -> None:
         self._routes.clear()
         self._prefix_routes.clear()
+        self.clear_faults()
         self.reset_log()
+
+    # -- faults --------------------------------------------------------------------------------
+    def fail_with(self, reply: Reply, times: int = 1, *, path_prefix: str = "") -> None:
+        """The next `times` requests whose path starts with `path_prefix` get `reply` (logged as usual)."""
+        self._faults.add(reply, times, path_prefix=path_prefix)
+
+    def failing(
+        self, reply: Reply, times: int = 1, *, path_prefix: str = ""
+    ) -> contextlib.AbstractContextManager[None]:
+        """`fail_with` for the duration of a `with` block; unused faults are cleared on exit."""
+        return self._faults.injected(reply, times, path_prefix=path_prefix)
+
+    def clear_faults(self) -> int:
+        """Drop the faults not served yet; returns how many there were."""
+        return self._faults.clear()
 
     def reset_log(self) -> None:
         with self._lock:
@@ -99,7 +164,10 @@ class FixtureServer:
         return f"http://{host}:{port}"
 
     def start(self) -> "FixtureServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fixture-http", daemon=True)
+        # `stop()` waits for the loop to look at its flag: every 50 ms, not the default 500 ms.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fixture-http", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -121,6 +189,9 @@ class FixtureServer:
             self.requests.append(request)
         if self.latency_s:
             time.sleep(self.latency_s)
+        fault = self._faults.take(request.path)
+        if fault is not None:
+            return fault
         handler = self._routes.get((request.method, request.path))
         if handler is None:
             for method, prefix, candidate in self._prefix_routes:

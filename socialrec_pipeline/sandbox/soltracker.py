@@ -7,13 +7,14 @@ optional `afGroupIds` list on a token lets the list endpoint filter by group.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from socialrec_pipeline.domain.events import parse_instant
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
+from socialrec_pipeline.sandbox.fixture_server import Faults, FixtureServer, Reply, Request
 
 TOKEN_PATH_PREFIX = "/api/v1/tokens/"
 LIST_PATH = "/api/v1/tokens"
@@ -22,13 +23,14 @@ LIST_PATH = "/api/v1/tokens"
 class SolTrackerFixture:
     """`SolTrackerFixture(tokens, api_key="k").install(server)`; then point the client at `server.url`.
 
-    `fail_with(reply, times)` makes the next calls answer `reply` (500, HTML, a wrong shape, ...).
+    `fail_with(reply, times)` makes the next authorised calls answer `reply` (500, HTML, a wrong
+    shape, ...); `failing(...)` does it for a `with` block; `clear_faults()` drops the unused ones.
     """
 
     def __init__(self, tokens: Iterable[Mapping[str, Any]] = (), *, api_key: str = "test-key") -> None:
         self.api_key = api_key
         self._tokens: dict[str, dict[str, Any]] = {}
-        self._faults: list[Reply] = []
+        self._faults = Faults()
         self._lock = threading.Lock()
         for token in tokens:
             self.put(token)
@@ -43,8 +45,13 @@ class SolTrackerFixture:
             self._tokens.pop(address, None)
 
     def fail_with(self, reply: Reply, times: int = 1) -> None:
-        with self._lock:
-            self._faults.extend([reply] * times)
+        self._faults.add(reply, times)
+
+    def failing(self, reply: Reply, times: int = 1) -> contextlib.AbstractContextManager[None]:
+        return self._faults.injected(reply, times)
+
+    def clear_faults(self) -> int:
+        return self._faults.clear()
 
     def install(self, server: FixtureServer) -> FixtureServer:
         server.route("GET", LIST_PATH, self._list)
@@ -55,10 +62,7 @@ class SolTrackerFixture:
     def _gate(self, request: Request) -> Reply | None:
         if request.headers.get("x-api-key") != self.api_key:
             return Reply.json({"message": "Unauthorized"}, status=401)
-        with self._lock:
-            if self._faults:
-                return self._faults.pop(0)
-        return None
+        return self._faults.take()
 
     def _one(self, request: Request) -> Reply:
         refused = self._gate(request)

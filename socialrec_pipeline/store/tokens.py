@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 
-from pymongo import DESCENDING
+from pymongo import DESCENDING, UpdateOne
 from pymongo.database import Database
 
 from socialrec_pipeline.domain.enums import FetchStatus
@@ -31,6 +31,12 @@ class TokenRepository:
         doc = self._col.find_one({"address": address})
         return Token.from_document(doc) if doc else None
 
+    def find_by_fingerprint(self, fingerprint: str, limit: int = 1000) -> list[Token]:
+        """Tokens carrying `fingerprint` (e.g. `domain:knowyourmeme.com`: the domain-sharing
+        count), through `idx_tokens_fingerprints`."""
+        cursor = self._col.find({"fingerprints": fingerprint}, limit=limit).hint("idx_tokens_fingerprints")
+        return [Token.from_document(d) for d in cursor]
+
     def find_existing_addresses(self, addresses: Iterable[str]) -> set[str]:
         """Which of `addresses` already have a marker: one `$in` on uniq_tokens_address."""
         wanted = list(dict.fromkeys(addresses))
@@ -43,8 +49,9 @@ class TokenRepository:
         """Write the token document (last step of recording). Returns True when it was created.
 
         `discovered_at`, `fingerprints` and `web` are written on insert only and never overwritten;
-        `social_urls` is the result of this recording and replaces the array; `symbol` and
-        `first_transfer_at` are set when known (a manual path may not know them).
+        `social_urls` is the result of this recording and replaces the array; `symbol` is set when
+        known (a manual path may not know it); `first_transfer_at` only ever moves earlier (`$min`:
+        the earliest `firstFlowTimestamp` seen wins, whatever order duplicates arrive in).
         """
         now = utc_now()
         doc = token.to_document()
@@ -52,13 +59,30 @@ class TokenRepository:
         on_insert.setdefault("fingerprints", [])
         on_insert["created_at"] = now
         to_set = {"social_urls": doc["social_urls"], "updated_at": now}
-        for field in ("symbol", "first_transfer_at"):
-            if field in doc:
-                to_set[field] = doc[field]
-        result = self._col.update_one(
-            {"address": token.address}, {"$setOnInsert": on_insert, "$set": to_set}, upsert=True
-        )
+        if "symbol" in doc:
+            to_set["symbol"] = doc["symbol"]
+        update = {"$setOnInsert": on_insert, "$set": to_set}
+        if "first_transfer_at" in doc:
+            update["$min"] = {"first_transfer_at": doc["first_transfer_at"]}
+        result = self._col.update_one({"address": token.address}, update, upsert=True)
         return result.upserted_id is not None
+
+    def lower_first_transfer_at(self, earliest: Mapping[str, datetime]) -> int:
+        """Move markers' `first_transfer_at` earlier where a later-arriving duplicate event carried
+        an earlier `firstFlowTimestamp` (never later; one write per marker through its address)."""
+        ops = [
+            UpdateOne(
+                # Missing or later only: a marker that already holds this time or an earlier one is
+                # left alone (its updated_at too).
+                {"address": address, "first_transfer_at": {"$not": {"$lte": at}}},
+                {"$set": {"first_transfer_at": at, "updated_at": utc_now()}},
+                hint="uniq_tokens_address",
+            )
+            for address, at in earliest.items()
+        ]
+        if not ops:
+            return 0
+        return self._col.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
     def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -25,7 +25,17 @@ from socialrec_pipeline.stream.broker import (
     declare_topology,
     open_connection,
 )
-from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, PENDING, InboxEntry, RecordInbox, run_key
+from socialrec_pipeline.stream.inbox import (
+    IDLE,
+    LAUNCHED,
+    PENDING,
+    RETRYING,
+    STUCK,
+    InboxEntry,
+    RecordInbox,
+    rejects_content,
+    run_key,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,17 @@ class TickLimits:
     #: long, covering a tick whose requests were lost after the inbox was updated; it is also the
     #: shortest interval between two launches of one token (same as the unknown-token cache TTL).
     relaunch_grace: timedelta = timedelta(minutes=5)
+    #: Automatic relaunches of a token whose run ended without a marker for a reason a later run
+    #: can fix, each after this delay; after the last one the entry is `stuck` (visible, relaunched
+    #: only by a new event). 7 runs over about 3 h 20 min: a Redis, MongoDB or SolTracker outage
+    #: of that length is an incident an operator is already looking at.
+    backoff: tuple[timedelta, ...] = tuple(timedelta(minutes=m) for m in (1, 5, 15, 60, 60, 60))
+    #: How often a resting entry (`idle`, `stuck`) is checked for a marker written elsewhere
+    #: (reconcile, a manual run), which removes it.
+    sweep_interval: timedelta = timedelta(minutes=10)
+    #: An `idle` entry (green run, nothing recorded: unknown upstream) with no event for this long
+    #: is removed; a new event creates it again. Keeps `record_inbox` bounded.
+    idle_retention: timedelta = timedelta(days=7)
 
 
 @dataclass
@@ -117,11 +138,11 @@ class TokenFlowDrain:
     def _consume(self, connection, channel, counts: DrainCounts) -> None:
         limits = self._limits
         deadline = time.monotonic() + limits.max_seconds
-        qualifying: list[TokenFlowEvent] = []
+        qualifying: list[tuple[bytes, TokenFlowEvent]] = []
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
         unacked = 0
-        dlq_channel = None
+        self._dlq_channel = None
         depth_at_start = self._ready_count(channel)
         idle_checks = 0
         for method, _props, body in channel.consume(
@@ -136,7 +157,7 @@ class TokenFlowDrain:
                     invalid.append((body, reason))
                 else:
                     if event.qualifies(self._threshold):
-                        qualifying.append(event)
+                        qualifying.append((body, event))
                     else:
                         counts.below_threshold += 1
             if method is None:
@@ -149,10 +170,7 @@ class TokenFlowDrain:
                 or time.monotonic() >= deadline
             )
             if unacked and (done or unacked >= limits.ack_every):
-                if invalid and dlq_channel is None:
-                    dlq_channel = connection.channel()
-                    dlq_channel.confirm_delivery()
-                self._settle(channel, dlq_channel, last_tag, qualifying, invalid, counts)
+                self._settle(connection, channel, last_tag, qualifying, invalid, counts)
                 qualifying, invalid, unacked = [], [], 0
             if done:
                 break
@@ -171,9 +189,13 @@ class TokenFlowDrain:
             return False
         return consumed >= depth_at_start or idle_checks >= 3
 
-    def _settle(self, channel, dlq_channel, last_tag, qualifying, invalid, counts: DrainCounts) -> None:
+    def _settle(self, connection, channel, last_tag, qualifying, invalid, counts: DrainCounts) -> None:
         # Order is the guarantee: inbox and DLQ first, acknowledgement last.
-        counts.queued += self._inbox.accept(qualifying, self._clock())
+        counts.queued += self._store(qualifying, invalid)
+        if invalid and self._dlq_channel is None:
+            self._dlq_channel = connection.channel()
+            self._dlq_channel.confirm_delivery()
+        dlq_channel = self._dlq_channel
         for body, reason in invalid:
             dlq_channel.basic_publish(
                 exchange="",
@@ -184,6 +206,33 @@ class TokenFlowDrain:
             counts.invalid += 1
             counts.invalid_reasons[reason] += 1
         self._acknowledge(channel, last_tag)
+
+    def _store(self, qualifying: list[tuple[bytes, TokenFlowEvent]], invalid: list[tuple[bytes, str]]) -> int:
+        """Write the chunk's qualifying events to the inbox; returns the distinct tokens stored.
+
+        When the chunk's write fails because of some document's content, each message is written
+        alone and the ones that still fail join `invalid` (dead-lettered with the reason), so one
+        message never stalls the queue. Any other failure propagates: the tick fails and nothing
+        unsettled is acknowledged. The inbox write is idempotent, so repeating part of a chunk that
+        had been written before the failure is harmless.
+        """
+        now = self._clock()
+        try:
+            return self._inbox.accept([event for _, event in qualifying], now)
+        except Exception as exc:
+            if not rejects_content(exc):
+                raise
+        stored: set[str] = set()
+        for body, event in qualifying:
+            try:
+                self._inbox.accept([event], now)
+            except Exception as exc:
+                if not rejects_content(exc):
+                    raise
+                invalid.append((body, f"cannot be stored: {type(exc).__name__}"))
+            else:
+                stored.add(event.token_address)
+        return len(stored)
 
     def _acknowledge(self, channel, delivery_tag: int) -> None:
         channel.basic_ack(delivery_tag=delivery_tag, multiple=True)
@@ -202,6 +251,34 @@ class Launch:
         return run_key(self.token_address, self.entry_id, self.generation)
 
 
+@dataclass(frozen=True)
+class EndedRun:
+    """What the orchestrator knows about the run a launch key started (once it is no longer active)."""
+
+    run_id: str
+    #: "SUCCESS", "FAILURE" or "CANCELED".
+    status: str
+    #: The run's `socialrec/outcome` tag, when it set one (recorded, locked, unknown_token, ...).
+    outcome: str | None = None
+
+
+def wants_retry(ended: EndedRun | None) -> bool:
+    """Should a run that ended without a marker be followed by an automatic relaunch?
+
+    Yes when a later run can fix it: a red run (Redis, MongoDB or SolTracker down, a crash), a
+    request that never became a run, or a green run that found the token lock held elsewhere (the
+    holder may die). No for a run an operator cancelled, or a green run whose token the upstream
+    does not know (the next event or the reconcile of its hour covers it).
+    """
+    if ended is None:
+        return True
+    if ended.status == "CANCELED":
+        return False
+    if ended.status == "SUCCESS":
+        return ended.outcome == "locked"
+    return True
+
+
 @dataclass
 class LaunchPlan:
     #: Every request to yield: new launches and `rerequested` ones.
@@ -212,6 +289,13 @@ class LaunchPlan:
     #: Launches repeated with the run key of an earlier tick (within the grace): Dagster starts no
     #: second run for a key it already has, so these are not new runs.
     rerequested: int = 0
+    #: New launches that are automatic relaunches after a failed run (backoff), not events.
+    relaunched: int = 0
+    #: Entries that entered backoff this tick, and entries that gave up this tick.
+    backed_off: int = 0
+    gave_up: int = 0
+    #: Entries removed without a marker (idle past the retention).
+    expired: int = 0
 
     @property
     def new_launches(self) -> int:
@@ -224,24 +308,46 @@ def plan_launches(
     active_tokens: Collection[str],
     now: datetime,
     limits: TickLimits = TickLimits(),
+    ended_runs: Callable[[Sequence[str]], Mapping[str, EndedRun]] = lambda keys: {},
+    lower_first_transfer: Callable[[Mapping[str, datetime]], object] = lambda earliest: None,
 ) -> LaunchPlan:
-    """Decide, for every open inbox entry, whether it is done, needs a run, or waits.
+    """Decide, for every open or due inbox entry, whether it is done, needs a run, or waits.
 
     `existing_addresses` is one `$in` query on the markers; `active_tokens` are tokens with a
-    queued or running `record_token_job` run. At most one run per token is ever active: an entry
-    never launches while its token has an active run.
+    queued or running `record_token_job` run; `ended_runs` maps run keys to the runs they started
+    (absent: no such run). At most one run per token is ever active: an entry never launches
+    while its token has an active run. A done entry hands its earliest `firstFlowTimestamp` to
+    `lower_first_transfer` before it is removed (a duplicate that arrived after the marker was
+    written may carry an earlier time).
     """
     plan = LaunchPlan()
     entries = inbox.open_entries(limit=limits.max_launches * 2)
+    due = inbox.due_entries(now, limit=limits.max_launches * 2)
+    seen = {e.token_address for e in entries}
+    entries += [e for e in due if e.token_address not in seen]
     if not entries:
         return plan
     recorded = set(existing_addresses([e.token_address for e in entries]))
-    done = [e.token_address for e in entries if e.token_address in recorded]
-    plan.done = inbox.remove(done) if done else 0
+    done = [e for e in entries if e.token_address in recorded]
+    if done:
+        lower_first_transfer(
+            {e.token_address: e.first_flow_timestamp for e in done if e.first_flow_timestamp is not None}
+        )
+        plan.done = inbox.remove([e.token_address for e in done])
+    rest = [e for e in entries if e.token_address not in recorded]
+    # Runs of launched entries that are no longer active, past the grace: how did they end?
+    ended_keys = [
+        e.run_key
+        for e in rest
+        if e.state == LAUNCHED
+        and e.token_address not in active_tokens
+        and not e.relaunch
+        and not _within_grace(e, now, limits)
+    ]
+    ended = ended_runs(ended_keys) if ended_keys else {}
     transitions: list[tuple[InboxEntry, dict]] = []
-    for entry in entries:
-        if entry.token_address in recorded:
-            continue
+    expired: list[str] = []
+    for entry in rest:
         if len(plan.launches) >= limits.max_launches:
             break
         active = entry.token_address in active_tokens
@@ -257,7 +363,7 @@ def plan_launches(
                 if entry.relaunch:  # the active run answers that event
                     transitions.append((entry, {"$set": {"relaunch": False}}))
                 plan.waiting += 1
-            elif entry.launched_at is not None and now - entry.launched_at < limits.relaunch_grace:
+            elif _within_grace(entry, now, limits):
                 # Same key: a no-op if the run exists, a rescue if the request was lost. A run that
                 # ended without a marker is relaunched only after the grace (a hot token whose run
                 # keeps failing or whose upstream does not know it costs one run per grace period).
@@ -267,10 +373,43 @@ def plan_launches(
                 transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
                 plan.launches.append(_launch(entry, entry.generation + 1))
             else:
-                transitions.append((entry, {"$set": {"state": IDLE}}))
-                plan.idled += 1
+                transitions.append((entry, _after_run(entry, ended.get(entry.run_key), now, limits, plan)))
+        elif entry.state == RETRYING:
+            if active:  # someone else launched it (by hand): look again after its run
+                transitions.append((entry, {"$set": {"check_at": now + limits.backoff[0]}}))
+                plan.waiting += 1
+                continue
+            transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}, "$unset": {"check_at": ""}}))
+            plan.launches.append(_launch(entry, entry.generation + 1))
+            plan.relaunched += 1
+        elif entry.state == IDLE and entry.last_event_at is not None and now - entry.last_event_at > limits.idle_retention:
+            expired.append(entry.token_address)
+        else:  # idle or stuck, no marker yet: look again later
+            transitions.append((entry, {"$set": {"check_at": now + limits.sweep_interval}}))
     inbox.apply(transitions)
+    if expired:
+        plan.expired = inbox.remove(expired)
     return plan
+
+
+def _within_grace(entry: InboxEntry, now: datetime, limits: TickLimits) -> bool:
+    return entry.launched_at is not None and now - entry.launched_at < limits.relaunch_grace
+
+
+def _after_run(entry: InboxEntry, ended: EndedRun | None, now: datetime, limits: TickLimits, plan: LaunchPlan) -> dict:
+    """The update for a launched entry whose run ended without a marker (and no event asked again)."""
+    if not wants_retry(ended):
+        plan.idled += 1
+        return {"$set": {"state": IDLE, "check_at": now + limits.sweep_interval}}
+    failures = entry.failures + 1
+    failed = {"failures": failures, "last_failed_at": now}
+    if ended is not None:
+        failed["last_failed_run_id"] = ended.run_id
+    if failures > len(limits.backoff):
+        plan.gave_up += 1
+        return {"$set": {"state": STUCK, "check_at": now + limits.sweep_interval, **failed}}
+    plan.backed_off += 1
+    return {"$set": {"state": RETRYING, "check_at": now + limits.backoff[failures - 1], **failed}}
 
 
 def _launch(entry: InboxEntry, generation: int) -> Launch:

@@ -12,7 +12,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {
-    "jobs": ["record_token_job", "reconcile_job", "retry_job", "metric_refresh_job"],
+    "jobs": ["record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "wallets_backfill_job"],
     "schedules": ["reconcile_schedule", "retry_schedule", "metric_refresh_schedule"],
     "sensors": ["token_flow_sensor"],
 }

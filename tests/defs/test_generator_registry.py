@@ -53,7 +53,7 @@ def test_every_source_type_has_a_generator_or_a_written_reason():
 def test_short_links_are_resolved_and_gated_with_the_recording_gate():
     gate = RecordingSettings(enable_paid=False).gate_settings()
     registry = generators(x="k").registry(gate)
-    for short in (SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHORTLINK, SourceType.REDDIT_SHARE):
+    for short in (SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK, SourceType.REDDIT_SHARE):
         generator = registry.for_source_type(short)
         assert isinstance(generator, ShortLinkGenerator)
         assert generator._settings == gate

@@ -147,3 +147,20 @@ def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mong
     assert result.success
     md = metadata_of(result, "refresh_metrics")
     assert md["generator_calls"] >= 1 and md["points_appended"] >= 1  # the X profile's follower count
+
+
+def test_wallets_backfill_job_fills_known_wallets(instance, mongo_uri, fresh_db):
+    from socialrec_pipeline.defs.resources import MongoResource
+    from socialrec_pipeline.defs.wallets import wallets_backfill_job
+
+    wallet = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
+    fresh_db["accounts"].insert_one({"platform": "x", "platform_key": "1", "bio": f"CA: {wallet}", "known_wallets": []})
+    result = wallets_backfill_job.execute_in_process(
+        instance=instance, resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
+        run_config={"ops": {"backfill_known_wallets": {"config": {"batch_size": 100}}}},
+    )
+    assert result.success
+    md = metadata_of(result, "backfill_known_wallets")
+    assert (md["scanned"], md["updated"], md["complete"]) == (1, 1, True)
+    assert fresh_db["accounts"].find_one({"platform_key": "1"})["known_wallets"] == [wallet]
+    assert instance.get_run_by_id(result.run_id).tags["socialrec/job"] == "wallets_backfill"

@@ -12,6 +12,7 @@ from socialrec_pipeline.defs.reconcile import reconcile_job
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job
+from socialrec_pipeline.defs.services import TRANSIENT_RETRY
 from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
@@ -55,6 +56,9 @@ def test_every_definition_and_config_field_is_described():
     missing += [f"sensor {s.name}" for s in repo.sensor_defs if not s.description]
     for name, resource in defs.resources.items():
         missing += [] if type(resource).__doc__ else [f"resource {name}"]
+        if isinstance(resource, dg.ResourceDefinition):  # no config fields (deploy-time settings)
+            missing += [] if resource.description else [f"resource {name} description"]
+            continue
         for field_name, info in type(resource).model_fields.items():
             is_nested = isinstance(info.annotation, type) and issubclass(info.annotation, dg.ConfigurableResource)
             if not is_nested and not info.description:
@@ -107,17 +111,15 @@ def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(fixtures, 
     server, soltracker = fixtures
     address = unique_address()
     soltracker.put(four_url_token(address))
-    soltracker.fail_with(Reply.json({"message": "down"}, status=503), times=10)
-    try:
+    with soltracker.failing(Reply.json({"message": "down"}, status=503), times=10):
         result = record_token_job.execute_in_process(
             run_config=prepare_config(address), instance=instance, raise_on_error=False,
             resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         )
-    finally:
-        with soltracker._lock:
-            soltracker._faults.clear()
 
     assert not result.success
+    retries = [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY" and e.step_key == "prepare"]
+    assert len(retries) == TRANSIENT_RETRY.max_retries == 3  # every retry happened (tests wait 0 s between them)
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     description = failure.event_specific_data.user_failure_data.description
     assert "SolTracker" in description and "SOL_TRACKER_BASE_URL" in description
@@ -258,15 +260,11 @@ def test_an_upstream_outage_during_reconcile_says_what_to_do(fixtures, instance,
         reconcile_window.with_retry_policy(dg.RetryPolicy(max_retries=0))()
 
     server, soltracker = fixtures
-    soltracker.fail_with(Reply.json({"message": "down"}, status=503), times=1)
-    try:
+    with soltracker.failing(Reply.json({"message": "down"}, status=503), times=1):
         result = reconcile_without_retries.execute_in_process(
             partition_key=WINDOW, instance=instance, raise_on_error=False,
             resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         )
-    finally:
-        with soltracker._lock:
-            soltracker._faults.clear()
 
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")

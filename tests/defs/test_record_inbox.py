@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox, run_key
-from socialrec_pipeline.stream.intake import TickLimits, plan_launches
+from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
 
 from .conftest import QUALIFYING_ADDRESSES
 
@@ -39,13 +39,15 @@ def test_duplicates_while_a_run_is_active_launch_nothing(fresh_db):
         assert plan.launches == [] and plan.waiting == 1
 
 
-def test_failed_run_is_relaunched_by_the_next_event_with_a_new_generation(fresh_db):
+def test_unknown_token_run_goes_idle_and_the_next_event_relaunches_it(fresh_db):
     inbox = inbox_for(fresh_db)
     inbox.accept([event()], NOW)
     plan_launches(inbox, NO_MARKERS, set(), NOW)
     later = NOW + timedelta(minutes=30)
-    # The run failed (no marker, not active) and nobody asked again: the entry goes idle.
-    plan = plan_launches(inbox, NO_MARKERS, set(), later)
+    # The run ended green without a marker (upstream does not know the token) and nobody asked
+    # again: the entry goes idle (no automatic relaunch).
+    green = lambda keys: {k: EndedRun("run-1", "SUCCESS", "unknown_token") for k in keys}  # noqa: E731
+    plan = plan_launches(inbox, NO_MARKERS, set(), later, ended_runs=green)
     assert plan.launches == [] and plan.idled == 1 and inbox.find(A).state == IDLE
     inbox.accept([event()], later)
     plan = plan_launches(inbox, NO_MARKERS, set(), later)

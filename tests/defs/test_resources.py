@@ -1,4 +1,5 @@
-"""The code location's resources: settings reach the services through `EnvVar`, resolved at run time."""
+"""The code location's resources: endpoints through `EnvVar`, recording settings from the deployment's
+environment only (run config cannot set them), both resolved at run time."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
 
 
 def resolved(resource):
-    """What a run sees: `EnvVar`s replaced by the environment's values at initialisation."""
-    return resource.process_config_and_initialize()
+    """What a run sees: the settings read from the environment when the run asks."""
+    return resource.source
 
 
 def test_every_recording_setting_can_be_set_from_the_environment(monkeypatch):
@@ -26,13 +27,13 @@ def test_every_recording_setting_can_be_set_from_the_environment(monkeypatch):
     assert settings.paid_platforms == frozenset({Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT})
     assert settings.lock_ttl_s == 300 and settings.retry_limit == 7
     assert settings.af_threshold == RecordingSettings().af_threshold  # unset → the typed default
-    assert set(ENV_NAMES.values()) <= set(RecordingSettingsResource.model_fields)
+    assert RecordingSettings(**{f: getattr(settings, f) for f in ENV_NAMES.values()}) == settings
 
 
 def test_the_value_is_read_when_a_run_starts_not_when_the_code_loads(monkeypatch):
     monkeypatch.setenv("SOCIALREC_RETRY_LIMIT", "7")
     recording = resources_from_env()["recording"]
-    assert "7" not in recording.model_dump_json()  # only the variable's name is in the definitions
+    assert recording.source.from_environment  # nothing of the value is kept in the definitions
     monkeypatch.setenv("SOCIALREC_RETRY_LIMIT", "9")
     assert resolved(recording).settings().retry_limit == 9
 

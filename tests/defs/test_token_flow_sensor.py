@@ -55,8 +55,8 @@ def test_mixed_batch_launches_one_run_per_qualifying_token(instance, broker, str
 
     cursor = json.loads(result.cursor)
     assert cursor["last_tick"] == {
-        "consumed": 10, "invalid": 4, "below_threshold": 1, "queued": 3, "launched": 3, "rerequested": 0, "done": 0,
-        "waiting": 0,
+        "consumed": 10, "invalid": 4, "below_threshold": 1, "queued": 3, "launched": 3, "relaunched": 0,
+        "rerequested": 0, "done": 0, "waiting": 0, "retrying": 0, "stuck": 0,
     }
 
 

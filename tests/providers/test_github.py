@@ -16,12 +16,15 @@ from socialrec_pipeline.domain.graph import (
     GraphGroup,
     SocialObjectGraph,
 )
-from socialrec_pipeline.providers.base import Generator
+from socialrec_pipeline.providers.base import GenerateOptions, Generator
 from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import github as ghfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS
 
 TOKEN = "ghp_sekrit"
 REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
@@ -44,12 +47,17 @@ def gen(server):
     client.close()
 
 
-def repo_group(full_name: str, repo_id: int, description: str, **data) -> GraphGroup:
+#: The stored owner rows are fresh: the graph keeps the embedded owners (no profile calls).
+FRESH = GenerateOptions(profile_is_fresh=lambda kind, platform, key: True)
+
+
+def repo_group(full_name: str, repo_id: int, description: str, owner_id: int | None = None,
+               owner_type: str = "User", **data) -> GraphGroup:
     login = full_name.split("/")[0]
     return GraphGroup(
         ref=f"repo:{full_name}",
         creator=AccountDraft(platform=Platform.GITHUB, platform_key=login, handle=login,
-                             data={"source_ref": "repo", "id": repo_id + 1, "account_type": "User"}),
+                             data={"source_ref": "repo", "id": owner_id or repo_id + 1, "account_type": owner_type}),
         content=ContentDraft(
             platform=Platform.GITHUB, subtype="repo", platform_key=full_name,
             url=f"https://github.com/{full_name}", published_at=utc(2024, 11, 2, 10, 15),
@@ -69,11 +77,11 @@ def test_protocol(gen):
 
 
 def test_fork_graph_is_exact(fx, gen, server):
-    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), OPTS, NOW)
+    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), FRESH, NOW)
     root = repo_group("pumpdev/pump-sdk", 700_001, "SDK for the PUMP token", fork=True,
                       source="solana-labs/token-kit")
     root.parent_ref, root.parent_relation = "repo:solana-labs/token-kit", ParentRelation.FORK
-    parent = repo_group("solana-labs/token-kit", 500_000, "token kit", fork=False)
+    parent = repo_group("solana-labs/token-kit", 500_000, "token kit", 9_000_001, "Organization", fork=False)
     assert graph == SocialObjectGraph(groups=[root, parent], root_ref="repo:pumpdev/pump-sdk")
     call = server.calls("/repos/")[-1]
     assert call.path == "/repos/pumpdev/pump-sdk"
@@ -82,25 +90,66 @@ def test_fork_graph_is_exact(fx, gen, server):
 
 
 def test_plain_repo_has_no_parent(fx, gen):
-    graph = gen.generate(make_routed(REPO, "solana-labs/token-kit"), OPTS, NOW)
-    assert graph == SocialObjectGraph.single(repo_group("solana-labs/token-kit", 500_000, "token kit", fork=False))
+    graph = gen.generate(make_routed(REPO, "solana-labs/token-kit"), FRESH, NOW)
+    expected = repo_group("solana-labs/token-kit", 500_000, "token kit", 9_000_001, "Organization", fork=False)
+    assert graph == SocialObjectGraph.single(expected)
 
 
-def test_user_graph_is_exact(fx, gen):
-    graph = gen.generate(make_routed(USER, "pumpdev"), OPTS, NOW)
-    account = AccountDraft(
+def full_pumpdev() -> AccountDraft:
+    """`/users/pumpdev` as an account draft."""
+    return AccountDraft(
         platform=Platform.GITHUB, platform_key="pumpdev", handle="pumpdev", display_name="Pump Dev",
         bio="building on solana", links=["https://pump.example"],
         declared_handles=[DeclaredHandle(platform=Platform.X, value="pumpdev_x")], followers=77,
         account_created_at=utc(2021, 3, 4, 5, 6, 7),
         metrics={"followers": 77, "following": 4, "public_repos": 12, "public_gists": 1},
+        unavailable=False,
         data={"id": 583231, "account_type": "User"},
     )
-    assert graph == SocialObjectGraph.single(GraphGroup(ref="account:pumpdev", creator=account))
+
+
+def test_user_graph_is_exact(fx, gen):
+    graph = gen.generate(make_routed(USER, "pumpdev"), OPTS, NOW)
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="account:pumpdev", creator=full_pumpdev()))
+
+
+def test_repo_and_gist_owners_get_their_full_profile_once(fx, gen, server):
+    full = full_pumpdev()
+    before = len(server.calls("/users/"))
+    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), OPTS, NOW)
+    root, parent = graph.groups
+    assert root.creator == full  # /users/pumpdev, in the same step
+    org = parent.creator  # an Organization owner: /orgs/{org}, whose text is `description`
+    assert (org.platform_key, org.display_name, org.bio) == ("solana-labs", "Solana Labs", "Tools for the Solana ecosystem")
+    assert [(d.platform, d.value) for d in org.declared_handles] == [(Platform.X, "solanalabs")]
+    assert (org.followers, org.account_created_at, org.data) == (
+        5200, utc(2018, 2, 20, 17, 11, 40), {"id": 9_000_001, "account_type": "Organization"})
+    assert len(server.calls("/users/")) == before + 1 and server.calls("/orgs/")[-1].path == "/orgs/solana-labs"
+    gist = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), OPTS, NOW).groups[0]
+    assert gist.creator == full
+
+
+def test_owner_profile_is_skipped_when_the_stored_one_is_fresh(fx, gen, server):
+    asked = []
+    options = GenerateOptions(profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or key == "pumpdev")
+    before_users, before_orgs = len(server.calls("/users/")), len(server.calls("/orgs/"))
+    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), options, NOW)
+    assert asked == [("accounts", "gh", "pumpdev"), ("accounts", "gh", "solana-labs")]
+    assert len(server.calls("/users/")) == before_users  # fresh: not fetched, stays the embedded copy
+    assert graph.groups[0].creator.data["source_ref"] == "repo"
+    assert len(server.calls("/orgs/")) == before_orgs + 1 and graph.groups[1].creator.display_name == "Solana Labs"
+
+
+def test_a_failed_owner_profile_keeps_the_embedded_owner(fx, gen, server):
+    del fx.users["pumpdev"]  # 404
+    fx.orgs["solana-labs"] = None  # 404 too: both owners stay as the repo answer embedded them
+    graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), OPTS, NOW)
+    assert [g.creator.data["source_ref"] for g in graph.groups] == ["repo", "repo"]
+    assert graph.groups[0].content.platform_key == "pumpdev/pump-sdk"
 
 
 def test_gist_graph_is_exact(fx, gen, server):
-    graph = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), OPTS, NOW)
+    graph = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), FRESH, NOW)
     expected = GraphGroup(
         ref="gist:aa5a315d61ae9438b18d",
         creator=AccountDraft(platform=Platform.GITHUB, platform_key="pumpdev", handle="pumpdev",
@@ -202,6 +251,17 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, key, path, pay
         seen += 1
         for group in graph.groups:
             assert group.creator is None or group.creator.platform_key
+        expected: Carried = {}
+        if source_type is REPO:
+            name = key_of(body.get("full_name"))
+            add(expected, ObjectKind.CONTENTS, name and name.lower(), pick(body, REPO_METRICS))
+        elif source_type is USER:
+            login = key_of(body.get("login"))
+            add(expected, ObjectKind.ACCOUNTS, login and login.lower(), pick(body, USER_METRICS))
+        else:
+            gist_id = key_of(body.get("id"))
+            add(expected, ObjectKind.CONTENTS, gist_id and gist_id.lower(), pick(body, ("comments",)))
+        assert_faithful(graph, "https://github.com/", expected)
     assert seen > 20
 
 

@@ -95,6 +95,7 @@ CASES: dict[str, tuple[Callable[[FixtureServer], Generator], list[str]]] = {
     "youtube": (_youtube, ["https://youtube.com/watch?v=dQw4w9WgXcQ", "https://youtube.com/shorts/dQw4w9WgXcQ",
                            "https://youtube.com/@pumpchannel"]),
     "telegram": (_telegram, ["https://t.me/pumpchannel", "https://t.me/pumpchat", "https://t.me/+AbCdEf123",
+                             "https://t.me/pumpbuybot", "https://t.me/pumpdev", "https://t.me/pumprestricted",
                              "https://t.me/PumpChannel/42"]),
     "tiktok": (_tiktok, ["https://tiktok.com/@moonkol/video/7350000000000000001", "https://tiktok.com/@moonkol"]),
     "instagram": (_instagram, ["https://instagram.com/p/C1aBcDeFgHi", "https://instagram.com/moonproject"]),

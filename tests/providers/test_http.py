@@ -13,7 +13,7 @@ from socialrec_pipeline.domain.errors import ProviderError, TransientProviderErr
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
-from socialrec_pipeline.providers.http import MAX_BODY_BYTES, build_client, json_body, send
+from socialrec_pipeline.providers.http import MAX_BODY_BYTES, as_int, build_client, json_body, send
 from socialrec_pipeline.providers.instagram import InstagramGenerator
 from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
 from socialrec_pipeline.providers.telegram import MAX_PAGE_BYTES, TelegramGenerator, TelegramPreviewClient
@@ -126,3 +126,14 @@ def test_absurdly_deep_urlscan_answer_keeps_the_url_only_row():
     generator = WebGenerator(UrlscanClient("https://us.example", "k", transport=_deep(200)))
     content = generator.generate(route("https://moon.example"), OPTS, NOW).groups[0].content
     assert content.url == "https://moon.example" and "urlscan_error" in content.data
+
+
+@pytest.mark.parametrize("text", ["²", "-³", "١٢", "12²"])
+def test_as_int_refuses_non_ascii_digits(text: str) -> None:
+    # str.isdigit() accepts superscripts and other scripts' digits; a payload count is ASCII or nothing.
+    assert as_int(text) is None
+
+
+def test_as_int_reads_ascii_digit_strings() -> None:
+    assert as_int(" 42 ") == 42
+    assert as_int("-7") == -7

@@ -24,6 +24,9 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-IG"
 RUN_PATH = f"/v2/acts/{fx.INSTAGRAM_ACTOR}/run-sync-get-dataset-items"
@@ -84,7 +87,7 @@ def test_post_graph_exact(server, gen):
                     "followers": None,
                     "unavailable": None,
                     "metrics": {},
-                    "data": {},
+                    "data": {"source_ref": "post"},  # thin: the owner's profile is another paid run
                 },
                 "content": {
                     "platform": "ig",
@@ -228,6 +231,26 @@ def test_hypothesis_items(server, gen, overrides):
         base.update(overrides)
         answer(server, [base])
         try:
-            gen.generate(target, OPTS, NOW)
+            graph = gen.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        expected: Carried = {}
+        if target is PROFILE:
+            add(expected, ObjectKind.ACCOUNTS, key_of(base.get("id")), pick(base, ACCOUNT_METRICS))
+        else:
+            add(expected, ObjectKind.CONTENTS, key_of(base.get("id")), pick(base, CONTENT_METRICS))
+        assert_faithful(graph, target.canonical_url, expected)
+
+
+def test_urls_in_the_caption_reach_links(server, gen):
+    caption = "Launching $MOON today! Site: https://moon.example/ (CA in bio) more: https://t.me/moonportal."
+    answer(server, [fx.instagram_post_item(caption=caption)])
+    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/", "https://t.me/moonportal"]
+
+
+def test_a_caption_link_to_the_post_itself_is_not_outbound(server, gen):
+    caption = "gm https://www.instagram.com/p/C1aBcDeFgHi/?igsh=abc site https://moon.example/"
+    answer(server, [fx.instagram_post_item(caption=caption)])
+    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/"]

@@ -16,13 +16,15 @@ from socialrec_pipeline.domain.errors import (
     TargetNotFound,
     TransientProviderError,
 )
-from socialrec_pipeline.providers.base import Generator
+from socialrec_pipeline.providers.base import GenerateOptions, Generator
 from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import reddit as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, slow
 from tests.providers import make_routed as routed
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
 
 POST_URL = "https://reddit.com/r/solana/comments/1abcde"
 
@@ -30,6 +32,8 @@ POST_URL = "https://reddit.com/r/solana/comments/1abcde"
 POST = routed(SourceType.REDDIT_POST, "1abcde", POST_URL)
 SUB = routed(SourceType.REDDIT_SUBREDDIT, "solana", "https://reddit.com/r/solana")
 USER = routed(SourceType.REDDIT_USER, "moon_dev", "https://reddit.com/user/moon_dev")
+#: The stored author and subreddit rows are fresh: the post graph keeps the embedded copies.
+FRESH = GenerateOptions(profile_is_fresh=lambda kind, platform, key: True)
 
 
 @pytest.fixture
@@ -63,7 +67,7 @@ def test_protocol(anon):
 
 
 def test_post_graph_exact(server, anon):
-    graph = anon.generate(POST, OPTS, NOW)
+    graph = anon.generate(POST, FRESH, NOW)
     assert graph.model_dump() == {
         "root_ref": "root",
         "groups": [
@@ -84,7 +88,7 @@ def test_post_graph_exact(server, anon):
                     "followers": None,
                     "unavailable": None,
                     "metrics": {},
-                    "data": {},
+                    "data": {"source_ref": "post"},
                 },
                 "venue": {
                     "platform": "rd",
@@ -95,7 +99,7 @@ def test_post_graph_exact(server, anon):
                     "venue_created_at": None,
                     "members": None,
                     "metrics": {},
-                    "data": {},
+                    "data": {"source_ref": "post"},
                 },
                 "content": {
                     "platform": "rd",
@@ -179,19 +183,19 @@ def test_user_graph_exact(anon):
         "declared_handles": [],
         "known_wallets": [],
         "followers": None,
-        "unavailable": None,
+        "unavailable": False,
         "metrics": {"total_karma": 1520, "link_karma": 900, "comment_karma": 620},
         "data": {"id": "abc123"},
     }
 
 
 def test_token_fetched_once_and_bearer_sent(server, oauth):
-    oauth.generate(POST, OPTS, NOW)
+    oauth.generate(POST, OPTS, NOW)  # the post, then its author's and subreddit's profiles
     oauth.generate(SUB, OPTS, NOW)
     oauth.generate(USER, OPTS, NOW)
     assert len(server.calls("/api/v1/access_token")) == 1
     api_calls = [c for c in server.requests if not c.path.startswith("/api/v1/")]
-    assert len(api_calls) == 3
+    assert len(api_calls) == 5
     assert all(c.headers["authorization"] == f"bearer {fx.DEMO_ACCESS_TOKEN}" for c in api_calls)
 
 
@@ -295,11 +299,23 @@ def test_hypothesis_payloads(server, anon, post, about):
     server.route("GET", "/comments/1abcde.json", Reply.json(fx.post_listing(**post)))
     server.route("GET", "/r/solana/about.json", Reply.json(fx.subreddit_about(**about)))
     server.route("GET", "/user/moon_dev/about.json", Reply.json(fx.user_about(**about)))
+    post_data, sub_data, user_data = fx.post_fields(**post), fx.subreddit_about(**about)["data"], fx.user_about(**about)["data"]
     for target in (POST, SUB, USER):
         try:
-            anon.generate(target, OPTS, NOW)
+            graph = anon.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        expected: Carried = {}
+        if target is POST:
+            add(expected, ObjectKind.CONTENTS, key_of(post_data.get("id")),
+                pick(post_data, ("score", "upvote_ratio", "num_comments"), strings=False))
+        elif target is SUB:
+            name = key_of(sub_data.get("display_name"))
+            add(expected, ObjectKind.VENUES, name and name.lower(), pick(sub_data, ("subscribers",)))
+        else:
+            add(expected, ObjectKind.ACCOUNTS, key_of(user_data.get("name")),
+                pick(user_data, ("total_karma", "link_karma", "comment_karma")))
+        assert_faithful(graph, target.canonical_url, expected)
 
 
 @pytest.mark.parametrize(
@@ -311,3 +327,30 @@ def test_mutilated_post_answers(server, anon, payload):
     server.route("GET", "/comments/1abcde.json", Reply.json(payload))
     with pytest.raises(ProviderError):
         anon.generate(POST, OPTS, NOW)
+
+
+def test_post_author_and_subreddit_get_their_profiles_in_the_same_step(server, anon):
+    group = anon.generate(POST, OPTS, NOW).groups[0]
+    assert group.creator == anon.generate(USER, OPTS, NOW).groups[0].creator  # /user/moon_dev/about.json
+    assert group.creator.bio == "building $MOON" and group.creator.unavailable is False
+    assert group.venue == anon.generate(SUB, OPTS, NOW).groups[0].venue  # /r/solana/about.json
+    assert (group.venue.members, group.venue.description) == (250000, "The Solana subreddit")
+    assert group.content.platform_key == "1abcde"
+
+
+def test_fresh_stored_profiles_are_not_fetched_again(server, anon):
+    asked = []
+    options = GenerateOptions(profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or kind == "venues")
+    group = anon.generate(POST, options, NOW).groups[0]
+    assert asked == [("accounts", "rd", "moon_dev"), ("venues", "rd", "solana")]
+    assert [c.path for c in server.calls() if "about" in c.path] == ["/user/moon_dev/about.json"]
+    assert group.venue.data == {"source_ref": "post"} and group.creator.display_name == "Moon Dev"
+
+
+def test_suspended_author_is_recorded_unavailable_and_failed_profiles_stay_thin(server, anon):
+    server.route("GET", "/comments/2gone.json", Reply.json(fx.post_listing(id="2gone", author="gone_dev", subreddit="nosuchsub")))
+    post = routed(SourceType.REDDIT_POST, "2gone", "https://reddit.com/r/nosuchsub/comments/2gone")
+    group = anon.generate(post, OPTS, NOW).groups[0]
+    assert (group.creator.platform_key, group.creator.unavailable) == ("gone_dev", True)
+    assert group.creator.data == {"source_ref": "post"}
+    assert group.venue.data == {"source_ref": "post"} and group.venue.members is None  # banned: 404

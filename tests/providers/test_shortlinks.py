@@ -66,7 +66,7 @@ def t_co(code: str):
 def test_protocol(gen):
     assert isinstance(gen, Generator) and gen.makes_external_calls
     assert gen.source_types == {SourceType.X_SHORTLINK, SourceType.TIKTOK_SHORTLINK,
-                                SourceType.REDDIT_SHORTLINK, SourceType.REDDIT_SHARE}
+                                SourceType.REDDIT_SHARE}
 
 
 def test_t_co_to_tweet_delegates_and_sets_the_resolved_canonical_url(fx, gen, server, transport):

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
-from socialrec_pipeline.domain.graph import ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
+from socialrec_pipeline.domain.graph import (
+    AccountDraft,
+    ContentDraft,
+    ContentText,
+    GraphGroup,
+    SocialObjectGraph,
+    VenueDraft,
+)
 from socialrec_pipeline.providers.base import Generator
 from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient, parse_preview
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import telegram as tgfix
 from tests.providers import NOW, OPTS, make_routed, slow
+from tests.providers.fidelity import assert_faithful
 
 CHANNEL, INVITE, POST = SourceType.TELEGRAM_CHANNEL, SourceType.TELEGRAM_INVITE, SourceType.TELEGRAM_POST
 
@@ -82,15 +92,51 @@ def test_public_post_is_content_in_its_channel(fx, gen):
     graph = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW)
     group = graph.groups[0]
     assert graph.root_ref == group.ref == "post:pumpchannel/42"
-    assert group.content == ContentDraft(platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42",
-                                         url="https://t.me/pumpchannel/42")
+    # Text, publish time and links from the channel's web preview t.me/s/{name}/{id}.
+    assert group.content == ContentDraft(
+        platform=Platform.TELEGRAM, subtype="post", platform_key="pumpchannel/42", url="https://t.me/pumpchannel/42",
+        published_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+        text=ContentText(primary="gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU\nChart: dexscreener.com/solana/pump 🚀"),
+        links=["https://dexscreener.com/solana/pump"],
+    )
     assert group.venue.platform_key == "pumpchannel" and group.venue.subtype == VenueSubtype.CHANNEL
+    assert [c.path for c in fx.calls()][-2:] == ["/pumpchannel", "/s/pumpchannel/42"]
+
+
+def test_post_links_to_itself_are_not_outbound(fx, gen):
+    text = ('pinned: <a href="https://telegram.me/PumpChannel/42?single">t.me/pumpchannel/42</a> '
+            '<a href="https://t.me/s/pumpchannel/42">here</a> chart <a href="https://dexscreener.com/solana/pump">dex</a>')
+    fx.route("GET", "/s/pumpchannel/42", Reply.html(tgfix.channel_feed_page("pumpchannel", ((42, text, "2024-12-10T07:00:30+00:00"),))))
+    content = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW).groups[0].content
+    assert content.links == ["https://dexscreener.com/solana/pump"]
+    assert content.text.primary.startswith("pinned: t.me/pumpchannel/42")
+
+
+def test_post_of_a_bot_name_is_not_found_without_reading_the_feed(fx, gen):
+    fx.route("GET", "/moonbot", Reply.html(tgfix.page("Moon Bot", "", extra="1 200 monthly users", buttons=("Start Bot",))))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(POST, "moonbot/7"), OPTS, NOW)
+    assert "/s/moonbot/7" not in [c.path for c in fx.calls()]
+
+
+@pytest.mark.parametrize("answer", [
+    Reply.redirect("https://t.me/pumpchannel"),  # no public posts: t.me/s redirects to the page
+    Reply.html(tgfix.channel_feed_page("pumpchannel", ((41, "another post", "2024-12-09T10:00:00+00:00"),))),
+    Reply.html("<html><body><div class='tgme_widget_message' data-post='pumpchannel/42'><div class='tgme_widget_message_text'>"),
+    Reply.json({"error": "boom"}, status=502),
+])
+def test_post_without_a_readable_preview_keeps_its_key_only(fx, gen, answer):
+    fx.route("GET", "/s/pumpchannel/42", answer)
+    content = gen.generate(make_routed(POST, "pumpchannel/42"), OPTS, NOW).groups[0].content
+    assert (content.platform_key, content.published_at, content.links) == ("pumpchannel/42", None, [])
+    assert content.text.primary is None
 
 
 @pytest.mark.parametrize(("source_type", "key", "error"), [
     (CHANNEL, "nobody", TargetNotFound),
     (CHANNEL, "unknown_name", TargetNotFound),
-    (CHANNEL, "pumpdev", TargetNotFound),  # a user or bot, not a venue
+    (POST, "pumpdev/5", TargetNotFound),  # a user has no public posts
+    (POST, "pumpbuybot/5", TargetNotFound),  # nor has a bot
     (POST, "nobody/5", TargetNotFound),
 ])
 def test_verdicts(fx, gen, source_type, key, error):
@@ -132,6 +178,8 @@ def test_extra_line_parsing(server, gen, extra, subtype, members, metrics):
     (("Join Channel",), VenueSubtype.CHANNEL),
     (("Join Group",), VenueSubtype.GROUP),
     ((), VenueSubtype.SHELL),
+    # Public channels and public groups both show it: the button alone decides nothing.
+    (("View in Telegram",), VenueSubtype.SHELL),
 ])
 def test_button_decides_without_extra_line(server, gen, buttons, subtype):
     server.clear()
@@ -194,4 +242,93 @@ def test_generator_only_raises_provider_errors_on_junk(server, gen, html):
         graph = gen.generate(make_routed(CHANNEL, "junk_chan"), OPTS, NOW)
     except ProviderError:
         return
-    assert graph.groups[0].venue.platform_key == "junk_chan"
+    group = graph.groups[0]
+    assert (group.venue or group.creator).platform_key == "junk_chan"
+    assert_faithful(graph, "https://t.me/junk_chan")
+
+
+# -- page kinds as Telegram serves them (contracts § Telegram, issue 13) --------------------------
+
+def account(key: str, **fields) -> AccountDraft:
+    return AccountDraft(platform=Platform.TELEGRAM, platform_key=key, **fields)
+
+
+@pytest.mark.parametrize(("extra", "subtype"), [
+    ("12 345 subscribers", VenueSubtype.CHANNEL),
+    ("1 024 members, 57 online", VenueSubtype.GROUP),
+])
+def test_count_line_decides_whatever_the_button(server, gen, extra, subtype):
+    server.clear()
+    server.route("GET", "/abc_chan", Reply.html(tgfix.page("T", "d", extra=extra, buttons=("View in Telegram",))))
+    assert gen.generate(make_routed(CHANNEL, "abc_chan"), OPTS, NOW).groups[0].venue.subtype == subtype
+
+
+def test_preview_context_link_makes_a_channel_without_a_count_line(server, gen):
+    server.clear()
+    html = tgfix.page("T", "d", buttons=("View in Telegram",), context_link="Preview channel", name="abc_chan")
+    server.route("GET", "/abc_chan", Reply.html(html))
+    assert gen.generate(make_routed(CHANNEL, "abc_chan"), OPTS, NOW).groups[0].venue.subtype == VenueSubtype.CHANNEL
+
+
+def test_restricted_channel_without_count_line_is_never_a_group(fx, gen):
+    got = gen.generate(make_routed(CHANNEL, "pumprestricted"), OPTS, NOW).groups[0].venue
+    assert got.subtype != VenueSubtype.GROUP
+    assert (got.subtype, got.name, got.members, got.metrics) == (VenueSubtype.SHELL, "PUMP Restricted", None, {})
+    assert got.data["action_button"] == "View in Telegram"
+
+
+def test_user_page_is_a_telegram_account(fx, gen):
+    graph = gen.generate(make_routed(CHANNEL, "PumpDev"), OPTS, NOW)
+    expected = account("pumpdev", handle="pumpdev", display_name="Pump Dev", bio="dev of pump",
+                       data={"platform_key_kind": "username", "username": "pumpdev", "account_type": "user",
+                             "action_button": "Send Message"})
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="account:pumpdev", creator=expected))
+
+
+def test_bot_page_is_a_telegram_account_with_its_monthly_users(fx, gen):
+    graph = gen.generate(make_routed(CHANNEL, "pumpbuybot"), OPTS, NOW)
+    expected = account("pumpbuybot", handle="pumpbuybot", display_name="PUMP Buy Bot", bio="Buy $PUMP in one tap.",
+                       metrics={"monthly_users": 48_210},
+                       data={"platform_key_kind": "username", "username": "pumpbuybot", "account_type": "bot",
+                             "action_button": "Start Bot"})
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="account:pumpbuybot", creator=expected))
+
+
+def test_bot_without_the_start_button_is_known_by_its_monthly_users(server, gen):
+    server.clear()
+    server.route("GET", "/abc_bot", Reply.html(tgfix.page("Bot", "", extra="1 203 monthly users", name="abc_bot")))
+    creator = gen.generate(make_routed(CHANNEL, "abc_bot"), OPTS, NOW).groups[0].creator
+    assert creator.data["account_type"] == "bot" and creator.metrics == {"monthly_users": 1_203}
+
+
+@pytest.mark.parametrize("html", [
+    tgfix.not_found_page("ghost_name"),
+    tgfix.page("Ghost", "", buttons=("Send Message",), page_title="", photo=False),
+    tgfix.page("Ghost", "", page_title="", photo=False),
+])
+def test_page_without_title_or_photo_is_not_found(server, gen, html):
+    server.clear()
+    server.route("GET", "/ghost_name", Reply.html(html))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(CHANNEL, "ghost_name"), OPTS, NOW)
+
+
+def test_invite_generic_title_and_description_are_not_a_name(server, gen):
+    server.clear()
+    html = tgfix.page("Join group chat on Telegram", "You are invited to a group chat on Telegram. Click to join.",
+                      extra="12 members", buttons=("Join Group",), page_title="Join group chat on Telegram")
+    server.route("GET", "/+ZzYyXx987", Reply.html(html))
+    got = gen.generate(make_routed(INVITE, "ZzYyXx987"), OPTS, NOW).groups[0].venue
+    assert (got.subtype, got.name, got.description, got.members) == (VenueSubtype.GROUP, None, None, 12)
+
+
+def test_invite_keeps_the_visible_chat_title(fx, gen):
+    got = gen.generate(make_routed(INVITE, "AbCdEf123"), OPTS, NOW).groups[0].venue
+    assert (got.name, got.description) == ("PUMP Insiders", None)
+
+
+def test_invite_to_a_user_is_not_found(server, gen):
+    server.clear()
+    server.route("GET", "/+AbCdEf999", Reply.html(tgfix.user_page("someone")))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(INVITE, "AbCdEf999"), OPTS, NOW)

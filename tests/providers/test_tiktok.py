@@ -26,6 +26,9 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.tiktok import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-XYZ"
 RUN_PATH = f"/v2/acts/{fx.TIKTOK_ACTOR}/run-sync-get-dataset-items"
@@ -107,8 +110,9 @@ def test_video_graph_exact(server, gen):
                         "collectCount": 77,
                     },
                     "data": {
-                        "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
-                        "duration": 14,
+                        "musicId": "7300000000000000009",
+                        "musicName": "original sound - moonkol",
+                        "duration": 26.981,
                     },
                 },
             }
@@ -135,7 +139,7 @@ def test_slideshow_is_photo_and_epoch_fallback(server, gen):
     assert content.subtype == "photo"
     assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)
     assert content.text.from_media is None
-    assert content.data == {"musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"}, "duration": 0}
+    assert content.data == {"musicId": "7300000000000000009", "musicName": "original sound - moonkol", "duration": 0}
 
 
 def test_video_without_author_id_has_no_creator(server, gen):
@@ -233,9 +237,21 @@ def test_mutilated_items_never_crash(server, gen, field, value):
     answer(server, [item])
     for target in (VIDEO, PROFILE):
         try:
-            gen.generate(target, OPTS, NOW)
+            graph = gen.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        assert_faithful(graph, target.canonical_url, carried(item, target))
+
+
+def carried(item: dict, target: RoutedUrl) -> Carried:
+    """The metrics the item carries, on the objects the graph must hold (tests/providers/fidelity.py)."""
+    out: Carried = {}
+    meta = item.get("authorMeta")
+    if isinstance(meta, dict):
+        add(out, ObjectKind.ACCOUNTS, key_of(meta.get("id")), pick(meta, ACCOUNT_METRICS))
+    if target is VIDEO:
+        add(out, ObjectKind.CONTENTS, key_of(item.get("id")), pick(item, CONTENT_METRICS))
+    return out
 
 
 def test_missing_id_is_error_not_keyerror(server, gen):
@@ -254,6 +270,24 @@ def test_hypothesis_items(server, gen, overrides):
     answer(server, [item])
     for target in (VIDEO, PROFILE):
         try:
-            gen.generate(target, OPTS, NOW)
+            graph = gen.generate(target, OPTS, NOW)
         except ProviderError:
-            pass
+            continue
+        assert_faithful(graph, target.canonical_url, carried(item, target))
+
+
+def test_urls_in_the_video_text_reach_links(server, gen):
+    text = "CA on https://moon.example/ca, chart: https://dexscreener.com/solana/abc. gm"
+    answer(server, [fx.tiktok_video_item(text=text)])
+    content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/ca", "https://dexscreener.com/solana/abc"]
+    assert content.text.primary == text
+
+
+def test_a_link_in_the_text_to_the_video_itself_is_not_outbound(server, gen):
+    # Its own share link, spelled differently (www, query, trailing slash), and "" as absent.
+    text = "new vid https://www.tiktok.com/@moonkol/video/7350000000000000001/?is_from_webapp=1 CA https://moon.example/ca"
+    answer(server, [fx.tiktok_video_item(text=text, musicMeta={"musicId": "", "musicName": ""})])
+    content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
+    assert content.links == ["https://moon.example/ca"]
+    assert "musicId" not in content.data and "musicName" not in content.data

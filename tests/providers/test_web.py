@@ -15,6 +15,7 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import urlscan as fx
 from tests.providers import NOW, OPTS, slow
+from tests.providers.fidelity import assert_faithful
 
 KEY = "urlscan-secret-key"
 SITE_URL = "https://moon.example/path"
@@ -158,5 +159,6 @@ def test_hypothesis_results_never_fail_the_url(server, keyed, page, task):
     result = fx.search_result(**page)
     result["task"] = task
     server.route("GET", "/api/v1/search/", fx.search_reply([result]))
-    content = keyed.generate(SITE, OPTS, NOW).groups[0].content
-    assert content.platform_key == SITE_URL
+    graph = keyed.generate(SITE, OPTS, NOW)
+    assert graph.groups[0].content.platform_key == SITE_URL
+    assert_faithful(graph, SITE_URL)

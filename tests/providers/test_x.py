@@ -31,6 +31,9 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import x as xfix
 from tests.providers import NOW, make_routed, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.x import COMMUNITY_METRICS, TWEET_METRICS, USER_METRICS
 
 OPTS = GenerateOptions(enable_community=True)
 KEY = "sekrit-key-123"
@@ -331,6 +334,22 @@ def _bodies():
                                                                     "status": "success"}
 
 
+def _carried(body) -> Carried:
+    """Metrics the root object and its author carry (tests/providers/fidelity.py)."""
+    out: Carried = {}
+    for item, kind, names in ((next(iter(body.get("tweets") or []), None), ObjectKind.CONTENTS, TWEET_METRICS),
+                              (body.get("data"), ObjectKind.ACCOUNTS, USER_METRICS),
+                              (body.get("community_info"), ObjectKind.VENUES, COMMUNITY_METRICS)):
+        if not isinstance(item, dict):
+            continue
+        key = key_of(item.get("id")) or (key_of(item.get("community_id")) if kind is ObjectKind.VENUES else None)
+        add(out, kind, key, pick(item, names))
+        author = item.get("author") if kind is ObjectKind.CONTENTS else item.get("creator")
+        if isinstance(author, dict) and kind is not ObjectKind.ACCOUNTS:
+            add(out, ObjectKind.ACCOUNTS, key_of(author.get("id")), pick(author, USER_METRICS))
+    return out
+
+
 def test_mutilated_payloads_never_crash(server, gen):
     checked = 0
     for path, source_type, key, body in _bodies():
@@ -345,5 +364,6 @@ def test_mutilated_payloads_never_crash(server, gen):
             for group in graph.groups:  # whatever survives still carries keys
                 for draft in (group.creator, group.venue):
                     assert draft is None or draft.platform_key
+            assert_faithful(graph, "https://x.com/i/status/1", _carried(_apply(body, where, replacement)))
             checked += 1
     assert checked > 100

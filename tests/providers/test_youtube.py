@@ -15,6 +15,9 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import youtube as ytfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
+from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
+from socialrec_pipeline.domain.enums import ObjectKind
+from socialrec_pipeline.providers.youtube import CHANNEL_METRICS, VIDEO_METRICS
 
 KEY = "AIza-sekrit"
 VIDEO, SHORT, CHANNEL = SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL
@@ -168,6 +171,16 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload)
             continue
         seen += 1
         assert all(g.creator is None or g.creator.platform_key for g in graph.groups)
+        expected: Carried = {}
+        items = body.get("items") if isinstance(body, dict) else None
+        item = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+        stats = item.get("statistics") if isinstance(item.get("statistics"), dict) else {}
+        if source_type is VIDEO:
+            add(expected, ObjectKind.CONTENTS, key_of(item.get("id")), pick(stats, VIDEO_METRICS))
+        else:
+            names = CHANNEL_METRICS if stats.get("hiddenSubscriberCount") is not True else ("videoCount", "viewCount")
+            add(expected, ObjectKind.ACCOUNTS, key_of(item.get("id")), pick(stats, names))
+        assert_faithful(graph, "https://youtube.com/", expected)
     assert seen > 20
 
 

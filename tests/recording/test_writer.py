@@ -85,7 +85,7 @@ def test_tweet_with_quoted_original(store):
     assert result.contents_inserted == 2 and result.links_appended == 4
 
 
-def test_rewrite_creates_no_rows_and_keeps_existing_rows_untouched(store):
+def test_rewrite_creates_no_rows_keeps_contents_and_refreshes_accounts(store):
     writer = GraphWriter(store)
     writer.write(tweet_with_quote(), entry_url=ENTRY, token_address=TOKEN)
     before = {c["_id"]: c for c in store.db.contents.find()}
@@ -97,7 +97,8 @@ def test_rewrite_creates_no_rows_and_keeps_existing_rows_untouched(store):
     assert store.db.contents.count_documents({}) == 2 and store.db.accounts.count_documents({}) == 2
     after = {c["_id"]: c for c in store.db.contents.find()}
     assert after == before
-    assert store.db.accounts.count_documents({"bio": "new bio"}) == 0
+    # Accounts are completed and refreshed by a newer observation (SPEC §5); contents are not.
+    assert store.db.accounts.count_documents({"bio": "new bio"}) == 1
     assert all(len(s["points"]) == 1 for s in store.db.metric_series.find())
 
 
@@ -297,3 +298,33 @@ def test_many_writers_racing_on_one_graph_insert_counts_sum_to_the_rows(store):
         assert not errors
         rows = store.db.contents.count_documents({"platform_key": {"$in": [f"r{round_}", f"o{round_}"]}})
         assert rows == 2 and sum(inserted) == rows, (round_, inserted)
+
+
+def test_telegram_bot_page_is_written_as_an_account_with_its_link(store, server_for_telegram):
+    """A `telegram_channel` URL that turns out to be a bot: an `accounts` row, linked, with its
+    monthly users as the first metric point; no venue (issue 13)."""
+    from socialrec_pipeline.domain.enums import ObjectKind
+    from socialrec_pipeline.providers.base import GenerateOptions
+    from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient
+    from socialrec_pipeline.routing import route
+
+    routed = route("https://t.me/PumpBuyBot")
+    client = TelegramPreviewClient(server_for_telegram.url, timeout=2.0)
+    graph = TelegramGenerator(client).generate(routed, GenerateOptions(), None)
+    client.close()
+    GraphWriter(store).write(graph, entry_url=routed.canonical_url, token_address=TOKEN)
+    row = store.accounts.find_by_platform_key(Platform.TELEGRAM, "pumpbuybot")
+    assert row is not None and store.db["venues"].count_documents({}) == 0
+    (link,) = store.links.find_by_token(TOKEN)
+    assert (link.object, link.object_id, link.source_url) == (ObjectKind.ACCOUNTS, row.id, "https://t.me/pumpbuybot")
+    assert store.metrics.find_latest_point(ObjectKind.ACCOUNTS, row.id).metrics == {"monthly_users": 48_210}
+
+
+@pytest.fixture
+def server_for_telegram():
+    from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+    from socialrec_pipeline.sandbox.platforms import telegram as tgfix
+
+    with FixtureServer() as srv:
+        tgfix.register(srv)
+        yield srv

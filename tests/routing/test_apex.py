@@ -62,3 +62,12 @@ def test_apex_never_touches_the_network() -> None:
                          env={"PATH": "", "HOME": "/nonexistent", "TLDEXTRACT_CACHE": "/nonexistent"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_domain_fingerprint():
+    from socialrec_pipeline.routing import domain_fingerprint
+
+    assert domain_fingerprint("https://www.shop.foo.co.uk/path") == "domain:foo.co.uk"
+    assert domain_fingerprint("https://a.vercel.app/") == "domain:a.vercel.app"
+    assert domain_fingerprint("http://127.0.0.1/") is None
+    assert domain_fingerprint("not a url") is None

@@ -1,4 +1,4 @@
-"""accounts / venues: atomic upsert on (platform, platform_key); existing rows are never touched."""
+"""accounts / venues: atomic upsert on (platform, platform_key) that completes and refreshes rows."""
 
 from __future__ import annotations
 
@@ -25,15 +25,17 @@ def test_upsert_many_inserts_new_keys_and_returns_every_id(store):
     assert store.accounts.find_by_id(a.id).platform_key == a.platform_key
 
 
-def test_existing_row_is_returned_and_left_untouched(store):
+def test_existing_row_is_returned_and_refreshed_in_place(store):
     key = unique()
     first = account(key, display_name="first", followers=10, handle="kol")
     store.accounts.upsert(first)
-    raw_before = store.db.accounts.find_one({"_id": first.id})
-    later = account(key, display_name="renamed", followers=99, handle="other")
+    later = Account.of(platform=Platform.X, platform_key=key, observed_at=h(1), display_name="renamed",
+                       followers=99, handle="other")
     ids = store.accounts.upsert_many([account(unique()), later])
     assert ids[("x", key)] == first.id != later.id
-    assert store.db.accounts.find_one({"_id": first.id}) == raw_before
+    stored = store.accounts.find_by_id(first.id)
+    assert (stored.display_name, stored.metrics.followers, stored.observed_at) == ("renamed", 99, h(1))
+    assert [x.value for x in stored.handles] == ["kol", "other"]
     assert store.db.accounts.count_documents({"platform": "x", "platform_key": key}) == 1
 
 
@@ -42,15 +44,20 @@ def test_same_key_twice_in_one_batch_makes_one_row(store):
     ids = store.accounts.upsert_many([account(key, display_name="a"), account(key, display_name="b")])
     assert len(ids) == 1
     assert store.accounts.find_by_platform_key(Platform.X, key).display_name == "a"
+    store.accounts.upsert_many([account(key, followers=3), account(key, display_name="c", bio="b")])
+    stored = store.accounts.find_by_platform_key(Platform.X, key)
+    # folded into one observation, as new as the row: it moves every field it holds
+    assert (stored.display_name, stored.bio, stored.metrics.followers) == ("c", "b", 3)
 
 
 def test_stored_row_round_trips_with_timestamps(store):
     acc = account(unique(), handle="kol", followers=5, account_created_at=h(-100))
     store.accounts.upsert(acc)
     back = store.accounts.find_by_id(acc.id)
-    assert back.model_dump(exclude={"created_at", "updated_at"}) == acc.model_dump(
-        exclude={"created_at", "updated_at"}
+    assert back.model_dump(exclude={"created_at", "updated_at", "data"}) == acc.model_dump(
+        exclude={"created_at", "updated_at", "data"}
     )
+    assert back.data == {"profile_observed_at": T0}  # a full profile (no source_ref) is stamped
     assert back.created_at is not None and back.created_at.tzinfo is not None
 
 
@@ -98,7 +105,9 @@ def test_venue_identity_ignores_subtype(store):
     group = Venue.of(platform=Platform.TELEGRAM, subtype=VenueSubtype.GROUP, platform_key=key, observed_at=h(1))
     assert store.venues.upsert(channel) == store.venues.upsert(group) == channel.id
     stored = store.venues.find_by_platform_key(Platform.TELEGRAM, key)
-    assert stored.subtype == VenueSubtype.CHANNEL  # re-observation updates nothing
+    assert stored.subtype == VenueSubtype.GROUP  # a newer observation moves the mutable subtype
+    store.venues.upsert(channel)  # older: changes nothing
+    assert store.venues.find_by_platform_key(Platform.TELEGRAM, key).subtype == VenueSubtype.GROUP
 
 
 def test_venues_by_creator(store):

@@ -114,6 +114,14 @@ def _exercise(store: Store) -> None:
     store.accounts.upsert(account)  # existing: read back by key
     store.venues.upsert_many([venue])
     store.venues.upsert(venue)
+    store.accounts.find_by_platform_keys([("x", account.platform_key)])
+    store.venues.find_by_platform_keys([("x", venue.platform_key)])
+    store.accounts.find_current_holders(Platform.X, "kol")
+    store.accounts.mark_unavailable(Platform.X, account.platform_key, T0)
+    store.tokens.find_by_fingerprint("domain:example.com")
+    store.accounts.bios_after(None, 10)
+    store.accounts.bios_after(account.id, 10)
+    store.accounts.add_wallets([(account.id, ["7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"])])
     url = f"https://x.com/kol/status/{unique()}"
     content = Content.of(
         platform=Platform.X, subtype=ContentSubtype.TWEET, platform_key=unique(), observed_at=T0,
@@ -176,6 +184,7 @@ def _exercise(store: Store) -> None:
     store.tokens.exists(address)
     store.tokens.find_by_address(address)
     store.tokens.find_existing_addresses([address, "missing"])
+    store.tokens.lower_first_transfer_at({address: T0, "missing": T0})
     store.tokens.url_statuses_filter(RETRYABLE)  # the query find_by_url_statuses sends
     store.tokens.find_by_url_statuses(RETRYABLE, h(1), limit=10)
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))

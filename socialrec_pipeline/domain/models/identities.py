@@ -39,6 +39,8 @@ class AccountMetrics(_Value):
 
 class Moderation(_Value):
     unavailable: bool | None = None
+    #: When `unavailable` last changed (set, or cleared by a sighting of the account alive).
+    changed_at: UtcDatetime | None = None
 
 
 class VenueMetrics(_Value):
@@ -132,6 +134,21 @@ class Account(_Row):
     def is_observed_later_than(self, other: Account) -> bool:
         return self.observed_at > other.observed_at
 
+    def is_full_profile(self) -> bool:
+        return is_full_profile(self.data)
+
+
+def is_full_profile(data: Mapping[str, Any]) -> bool:
+    """An observation is a full profile unless it arrived embedded in another answer
+    (`data.source_ref` names that answer: `tweet`, `repo`, `post`, ...)."""
+    return SOURCE_REF not in data
+
+
+#: `data` key (ours) marking an account or venue observed only as a thin copy inside another answer.
+SOURCE_REF = "source_ref"
+#: `data` key (ours): when the row last received a full profile (drives the profile-fetch skip).
+PROFILE_OBSERVED_AT = "profile_observed_at"
+
 
 # --------------------------------------------------------------------------- venues
 
@@ -176,3 +193,6 @@ class Venue(_Row):
             observed_at=observed_at,
             data=dict(data or {}),
         )
+
+    def is_full_profile(self) -> bool:
+        return is_full_profile(self.data)

@@ -43,7 +43,7 @@ _TIKTOK_VIDEO: dict[str, Any] = {
     "collectCount": 77,
     "musicMeta": {"musicId": "7300000000000000009", "musicName": "original sound - moonkol"},
     "videoMeta": {
-        "duration": 14,
+        "duration": 26.981,  # seconds; current actor versions send a float
         "subtitleLinks": [
             {"language": "eng-US", "downloadLink": "https://v16.tiktokcdn.example/sub-mt.vtt", "source": "MT"},
             {"language": "eng-US", "downloadLink": "https://v16.tiktokcdn.example/sub-asr.vtt", "source": "ASR"},
@@ -172,3 +172,63 @@ def register_demo(server: FixtureServer, *, token: str = DEMO_TOKEN) -> None:
 
     register_actor(server, TIKTOK_ACTOR, tiktok, token=token)
     register_actor(server, INSTAGRAM_ACTOR, instagram, token=token)
+
+
+class MeteredApify:
+    """Both actors, counting every run: the paid provider's meter for tests and `bench/cost.py`.
+
+    The first `ok_calls` runs answer one item for the requested URL (after `ok_delay_s`); every
+    later run answers Apify's spending-cap error (out of credit). `ok_calls=None` never runs out.
+    `calls` holds each run's arrival time (`time.time()`); `first_refusal_at` the moment the first
+    out-of-credit answer was about to be sent, so `calls_after_refusal()` are the calls that reached
+    the provider after it had said "out of credit".
+    """
+
+    def __init__(self, ok_calls: int | None = None, *, ok_delay_s: float = 0.0) -> None:
+        import threading
+
+        self.ok_calls = ok_calls
+        self.ok_delay_s = ok_delay_s
+        self.calls: list[float] = []
+        self.first_refusal_at: float | None = None
+        self._lock = threading.Lock()
+
+    def register(self, server: FixtureServer, *, token: str = DEMO_TOKEN) -> "MeteredApify":
+        register_actor(server, TIKTOK_ACTOR, self._tiktok, token=token)
+        register_actor(server, INSTAGRAM_ACTOR, self._instagram, token=token)
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.first_refusal_at = None
+
+    def calls_after_refusal(self) -> list[float]:
+        with self._lock:
+            if self.first_refusal_at is None:
+                return []
+            return [t for t in self.calls if t > self.first_refusal_at]
+
+    def _answer(self, item: Callable[[], dict[str, Any]]) -> list[dict[str, Any]] | Reply:
+        import time
+
+        with self._lock:
+            index = len(self.calls)
+            self.calls.append(time.time())
+            refuse = self.ok_calls is not None and index >= self.ok_calls
+            if refuse and self.first_refusal_at is None:
+                self.first_refusal_at = time.time()
+        if refuse:
+            return spending_cap()
+        if self.ok_delay_s:
+            time.sleep(self.ok_delay_s)
+        return [item()]
+
+    def _tiktok(self, request: Request) -> list[dict[str, Any]] | Reply:
+        urls = (request.json() or {}).get("postURLs") or []
+        video_id = (urls[0].rstrip("/").rsplit("/", 1)[-1] if urls else "") or "7350000000000000001"
+        return self._answer(lambda: tiktok_video_item(
+            id=video_id, webVideoUrl=f"https://www.tiktok.com/@moonkol/video/{video_id}"))
+
+    def _instagram(self, request: Request) -> list[dict[str, Any]] | Reply:
+        return self._answer(instagram_post_item)

@@ -1,4 +1,5 @@
-"""GitHub REST v3 stand-in: repositories (with a fork), users and gists in the documented shapes."""
+"""GitHub REST v3 stand-in: repositories (with a fork), users, organisations and gists in the
+documented shapes."""
 
 from __future__ import annotations
 
@@ -57,6 +58,19 @@ def user(login: str = "pumpdev", **extra: Any) -> dict[str, Any]:
     return payload
 
 
+def org(login: str = "solana-labs", **extra: Any) -> dict[str, Any]:
+    """`GET /orgs/{org}`: an organisation's profile (its text is `description`, not `bio`)."""
+    payload: dict[str, Any] = {
+        "login": login, "id": 9_000_001, "type": "Organization", "name": "Solana Labs",
+        "description": "Tools for the Solana ecosystem", "blog": "https://solanalabs.example",
+        "twitter_username": "solanalabs", "public_repos": 140, "public_gists": 0, "followers": 5200,
+        "following": 0, "created_at": "2018-02-20T17:11:40Z", "updated_at": "2024-11-30T00:00:00Z",
+        "html_url": f"https://github.com/{login}",
+    }
+    payload.update(extra)
+    return payload
+
+
 def gist(gist_id: str = "aa5a315d61ae9438b18d", *, with_owner: bool = True) -> dict[str, Any]:
     return {
         "id": gist_id,
@@ -78,11 +92,13 @@ class GitHubFixtures:
         self.repos: dict[str, dict[str, Any]] = {}
         self.users: dict[str, dict[str, Any]] = {}
         self.gists: dict[str, dict[str, Any]] = {}
+        self.orgs: dict[str, dict[str, Any]] = {}
 
     def register(self, server: FixtureServer, prefix: str = "") -> "GitHubFixtures":
         server.route_prefix("GET", f"{prefix}/repos/", lambda r: self._answer(self.repos, r.path[len(prefix) + 7:]))
         server.route_prefix("GET", f"{prefix}/users/", lambda r: self._answer(self.users, r.path[len(prefix) + 7:]))
         server.route_prefix("GET", f"{prefix}/gists/", lambda r: self._answer(self.gists, r.path[len(prefix) + 7:]))
+        server.route_prefix("GET", f"{prefix}/orgs/", lambda r: self._answer(self.orgs, r.path[len(prefix) + 6:]))
         return self
 
     @staticmethod
@@ -97,8 +113,10 @@ class GitHubFixtures:
 def demo_fixtures() -> GitHubFixtures:
     fixtures = GitHubFixtures()
     upstream = repo("solana-labs/token-kit", 500_000, description="token kit")
+    upstream["owner"] = owner("solana-labs", 9_000_001, "Organization")
     fixtures.repos["pumpdev/pump-sdk"] = repo(parent=upstream)
     fixtures.repos["solana-labs/token-kit"] = upstream
     fixtures.users["pumpdev"] = user()
+    fixtures.orgs["solana-labs"] = org()
     fixtures.gists["aa5a315d61ae9438b18d"] = gist()
     return fixtures

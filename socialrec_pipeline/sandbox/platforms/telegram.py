@@ -1,4 +1,13 @@
-"""t.me preview-page stand-in: HTML in the shape the public preview pages have."""
+"""t.me preview-page stand-in: HTML in the shape the public preview pages have (contracts § Telegram).
+
+Page kinds as Telegram serves them: a public channel (count line "N subscribers", "View in
+Telegram", and the "Preview channel" context link to `/s/{name}`), a public group ("N members, M
+online", "View in Telegram" too), a restricted channel (title and "View in Telegram" only), a user
+("Send Message", extra line `@handle`), a bot ("Start Bot", "N monthly users"), a name that does not
+exist (og:title "Telegram: Contact @name", no visible title, no photo), an empty shell (title, no
+line, no button) and a private invite (generic og:title / og:description, the chat's visible title,
+its member count, "Join Group").
+"""
 
 from __future__ import annotations
 
@@ -8,15 +17,26 @@ from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 
 
 def page(title: str, description: str, *, extra: str | None = None, buttons: tuple[str, ...] = (),
-         name: str = "name") -> str:
-    """A preview page: og meta tags, title block, optional extra line, action buttons."""
+         name: str = "name", context_link: str | None = None, page_title: str | None = None,
+         photo: bool = True) -> str:
+    """A preview page: og meta tags, photo, visible title, optional extra line, description,
+    optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out."""
+    visible = title if page_title is None else page_title
     extra_html = f'<div class="tgme_page_extra">{escape(extra)}</div>' if extra is not None else ""
+    title_html = (f'<div class="tgme_page_title" dir="auto"><span dir="auto">{escape(visible)}</span></div>'
+                  if visible else "")
+    photo_html = (f'<div class="tgme_page_photo"><a href="tg://resolve?domain={name}">'
+                  '<img class="tgme_page_photo_image" src="x.jpg"></a></div>' if photo else "")
     button_html = "".join(
         f'<div class="tgme_page_action"><a class="tgme_action_button_new shine" href="tg://resolve?domain={name}">'
         f"{escape(b)}</a></div>" for b in buttons
     )
+    context_html = (f'<div class="tgme_page_context_link_wrap"><a href="/s/{name}" class="tgme_page_context_link">'
+                    f"{escape(context_link)}</a></div>" if context_link else "")
+    description_html = (f'<div class="tgme_page_description" dir="auto">{escape(description)}</div>'
+                        if description else "")
     return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{escape(title)}</title>
+<html><head><meta charset="utf-8"><title>Telegram: Contact @{escape(name)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <meta property="og:title" content="{escape(title)}">
 <meta property="og:image" content="https://cdn4.telesco.pe/file/x.jpg">
@@ -25,17 +45,18 @@ def page(title: str, description: str, *, extra: str | None = None, buttons: tup
 <meta property="twitter:title" content="{escape(title)}">
 </head><body class="no_transition">
 <div class="tgme_page_wrap"><div class="tgme_page">
-<div class="tgme_page_photo"><a href="tg://resolve?domain={name}"><img class="tgme_page_photo_image" src="x.jpg"></a></div>
-<div class="tgme_page_title" dir="auto"><span dir="auto">{escape(title)}</span></div>
+{photo_html}
+{title_html}
 {extra_html}
-<div class="tgme_page_description" dir="auto">{escape(description)}</div>
+{description_html}
 {button_html}
+{context_html}
 </div></div></body></html>"""
 
 
 def channel_page(name: str = "pumpchannel", subscribers: str = "12 345 subscribers") -> str:
     return page("PUMP Official", "CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", extra=subscribers,
-                buttons=("View in Telegram", "Preview channel"), name=name)
+                buttons=("View in Telegram",), context_link="Preview channel", name=name)
 
 
 def group_page(name: str = "pumpchat", extra: str = "1 024 members, 57 online") -> str:
@@ -43,13 +64,22 @@ def group_page(name: str = "pumpchat", extra: str = "1 024 members, 57 online") 
                 buttons=("View in Telegram",), name=name)
 
 
+def restricted_channel_page(name: str = "pumprestricted") -> str:
+    """A channel whose posts and count are not public: title, description, the button, nothing else."""
+    return page("PUMP Restricted", "announcements only", buttons=("View in Telegram",), name=name)
+
+
 def user_page(name: str = "pumpdev") -> str:
     return page("Pump Dev", "dev of pump", extra=f"@{name}", buttons=("Send Message",), name=name)
 
 
+def bot_page(name: str = "pumpbuybot", monthly: str = "48 210 monthly users") -> str:
+    return page("PUMP Buy Bot", "Buy $PUMP in one tap.", extra=monthly, buttons=("Start Bot",), name=name)
+
+
 def not_found_page(name: str = "nobody") -> str:
     return page(f"Telegram: Contact @{name}", f"You can contact @{name} right away.",
-                buttons=("Send Message",), name=name)
+                buttons=("Send Message",), name=name, page_title="", photo=False)
 
 
 def shell_page(name: str = "emptyshell") -> str:
@@ -57,7 +87,34 @@ def shell_page(name: str = "emptyshell") -> str:
 
 
 def private_invite_page(code: str = "AbCdEf123") -> str:
-    return page("PUMP Insiders", "", extra="311 members", buttons=("Join Group",), name=code)
+    return page("Join group chat on Telegram", "You are invited to a group chat on Telegram. Click to join.",
+                extra="311 members", buttons=("Join Group",), name=code, page_title="PUMP Insiders")
+
+
+def channel_feed_page(name: str = "pumpchannel", posts: tuple[tuple[int, str, str], ...] = ()) -> str:
+    """`t.me/s/{name}/{id}`: the channel's web preview, one widget block per `(id, html text, ISO time)`."""
+    blocks = "".join(
+        f"""<div class="tgme_widget_message_wrap js-widget_message_wrap"><div class="tgme_widget_message text_not_supported_wrap js-widget_message" data-post="{name}/{post_id}" data-view="x">
+<div class="tgme_widget_message_user"><a href="https://t.me/{name}"><i class="tgme_widget_message_user_photo"></i></a></div>
+<div class="tgme_widget_message_bubble"><div class="tgme_widget_message_author accent_color"><a class="tgme_widget_message_owner_name" href="https://t.me/{name}"><span dir="auto">PUMP Official</span></a></div>
+<div class="tgme_widget_message_text js-message_text" dir="auto">{text}</div>
+<div class="tgme_widget_message_footer compact js-message_footer"><div class="tgme_widget_message_info short js-message_info">
+<span class="tgme_widget_message_views">1.2K</span><span class="copyonly">views</span>
+<span class="tgme_widget_message_meta"><a class="tgme_widget_message_date" href="https://t.me/{name}/{post_id}"><time datetime="{at}" class="time">07:00</time></a></span>
+</div></div></div></div></div>"""
+        for post_id, text, at in posts
+    )
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>PUMP Official – Telegram</title>
+<meta property="og:title" content="PUMP Official"><meta property="og:description" content="CA inside"></head>
+<body class="widget_frame_base tgme_webpage"><header class="tgme_header"><div class="tgme_header_title">PUMP Official</div></header>
+<main class="tgme_main"><section class="tgme_channel_history js-message_history">{blocks}</section></main></body></html>"""
+
+
+#: The demo channel's post 42, as its web preview shows it (text with a link, a line break, a time).
+DEMO_POST = (42, 'gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU<br/>Chart: <a href="https://dexscreener.com/solana/pump" '
+                 'target="_blank" rel="noopener">dexscreener.com/solana/pump</a> <i class="emoji" style="">🚀</i>',
+             "2024-12-10T07:00:30+00:00")
 
 
 def demo_pages() -> dict[str, str]:
@@ -65,10 +122,15 @@ def demo_pages() -> dict[str, str]:
     return {
         "/pumpchannel": channel_page(),
         "/pumpchat": group_page(),
+        "/pumprestricted": restricted_channel_page(),
         "/pumpdev": user_page(),
+        "/pumpbuybot": bot_page(),
         "/nobody": not_found_page(),
         "/emptyshell": shell_page(),
         "/+AbCdEf123": private_invite_page(),
+        "/s/pumpchannel/42": channel_feed_page("pumpchannel", (
+            (41, "older post", "2024-12-09T10:00:00+00:00"), DEMO_POST, (43, "newer post", "2024-12-11T10:00:00+00:00"),
+        )),
     }
 
 

@@ -79,7 +79,10 @@ def tweet(
         "createdAt": created_at,
         "lang": "en",
         "isReply": False,
-        "inReplyToId": None,
+        # Absent optional strings arrive as "" (contracts: X), not null and not left out.
+        "inReplyToId": "",
+        "inReplyToUserId": "",
+        "inReplyToUsername": "",
         "conversationId": tweet_id,
         "author": author,
         "entities": {

@@ -1,0 +1,844 @@
+"""Fault suite: the real sensor and `record_token_job` under broken infrastructure and hostile input.
+
+Starts infrastructure of its own (bench/own_services.py) on ports from `--port-base` (default
+21200; the stand-ins and a sink take base+40..base+49 and base+60): a Redis, a SecantusDB server
+and, where the machine allows a second node, a RabbitMQ node (otherwise an exchange and queue of
+its own on the shared broker, and the broker scenarios are skipped with the reason). Nothing shared
+is stopped, restarted or flushed. Then, per scenario, it publishes `token.flow` events, runs
+`token_flow_sensor` ticks (`build_sensor_context`) and the `record_token_job` runs they request
+(`execute_in_process`, deduplicated by run key as the daemon does), injects the fault, recovers,
+and lets the stream settle (the sensor's own backoff relaunches what failed; its delays are set to
+zero here so a scenario takes seconds, not hours).
+
+One line per scenario: events published, qualifying tokens recorded, lost (a qualifying token
+neither recorded nor still durably pending — pending, launched or retrying in the inbox, or in the
+queue), duplicated rows (tokens, token_links, contents, accounts), wrong statuses (a URL status or
+first_transfer_at other than expected), unexpected outbound connections (any TCP connect from this
+process to something else than the configured services and stand-ins) and seconds. Then totals;
+the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`.
+
+    .venv/bin/python bench/faults.py [--port-base 21200] [--only name,name] [--shared-broker] 2>faults.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import dagster as dg  # noqa: E402
+import pika  # noqa: E402
+from dagster._core.storage.tags import RUN_KEY_TAG  # noqa: E402
+from pymongo import MongoClient  # noqa: E402
+
+from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
+from socialrec_pipeline.defs import token_flow  # noqa: E402
+from socialrec_pipeline.defs.record_token import record_token_job  # noqa: E402
+from socialrec_pipeline.defs.resources import (  # noqa: E402
+    ApifyResource,
+    GeneratorsResource,
+    GitHubResource,
+    MongoResource,
+    RabbitMQResource,
+    RecordingSettingsResource,
+    RedditResource,
+    RedisResource,
+    SolTrackerResource,
+    TelegramResource,
+    UrlscanResource,
+    XApiResource,
+    YouTubeResource,
+)
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply  # noqa: E402
+from socialrec_pipeline.sandbox.platforms import apify, github, reddit, telegram, urlscan, x, youtube  # noqa: E402
+from socialrec_pipeline.sandbox.soltracker import LIST_PATH, TOKEN_PATH_PREFIX, SolTrackerFixture, upstream_token  # noqa: E402
+from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, declare_topology, queue_name_for  # noqa: E402
+from socialrec_pipeline.stream.inbox import RecordInbox  # noqa: E402
+from socialrec_pipeline.stream.intake import TickLimits  # noqa: E402
+
+SHARED_RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+SOLTRACKER_KEY = "faults-soltracker-key"
+X_KEY = "faults-x-key"
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+#: Inbox states that still lead to a run without anyone's help.
+PENDING_STATES = {"pending", "launched", "retrying"}
+#: Wall-clock bound of one scenario's settling loop, and of the whole scenario.
+SETTLE_SECONDS = 120
+SCENARIO_SECONDS = 240
+
+
+def address() -> str:
+    return "".join(random.choice(_BASE58) for _ in range(44))
+
+
+def flow(addr: str, af: int = 6, **extra) -> dict:
+    return {"tokenAddress": addr, "totalInvestedAlphaFinders": af, **extra}
+
+
+# -- outbound connections -----------------------------------------------------------------------
+
+
+class Outbound:
+    """Counts every TCP connect this process makes to a destination outside `allowed`.
+
+    Loopback connections to a socket this process is itself listening on (pika's wake-up socket
+    pair) are internal, except to `denied` (the sink hostile URLs point at)."""
+
+    def __init__(self) -> None:
+        self.allowed: set[int] = set()
+        self.denied: set[int] = set()
+        self._listening: set[int] = set()
+        self.unexpected: list[tuple] = []
+        self._lock = threading.Lock()
+        self._orig_connect = socket.socket.connect
+        self._orig_connect_ex = socket.socket.connect_ex
+        self._orig_listen = socket.socket.listen
+
+    def install(self) -> None:
+        monitor = self
+
+        def listen(sock, *args):
+            result = monitor._orig_listen(sock, *args)
+            try:
+                monitor._listening.add(sock.getsockname()[1])
+            except OSError:
+                pass
+            return result
+
+        def connect(sock, addr):
+            monitor._check(sock, addr)
+            return monitor._orig_connect(sock, addr)
+
+        def connect_ex(sock, addr):
+            monitor._check(sock, addr)
+            return monitor._orig_connect_ex(sock, addr)
+
+        socket.socket.connect = connect
+        socket.socket.connect_ex = connect_ex
+        socket.socket.listen = listen
+
+    def _check(self, sock, addr) -> None:
+        if sock.family not in (socket.AF_INET, socket.AF_INET6) or not isinstance(addr, tuple):
+            return
+        host, port = addr[0], addr[1]
+        loopback = host in ("127.0.0.1", "localhost", "::1")
+        if loopback and port not in self.denied and (port in self.allowed or port in self._listening):
+            return
+        with self._lock:
+            self.unexpected.append((host, port))
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.unexpected)
+
+
+# -- the stand-ins ------------------------------------------------------------------------------
+
+
+class StandIns:
+    """SolTracker and every platform API on loopback ports, with switchable faults."""
+
+    def __init__(self, port_base: int) -> None:
+        self.soltracker = SolTrackerFixture(api_key=SOLTRACKER_KEY)
+        self.x = x.demo_fixtures()
+        self.servers = {
+            "soltracker": FixtureServer(port=port_base),
+            "x": FixtureServer(port=port_base + 1),
+            "github": FixtureServer(port=port_base + 2),
+            "youtube": FixtureServer(port=port_base + 3),
+            "telegram": FixtureServer(port=port_base + 4),
+            "apify": FixtureServer(port=port_base + 5),
+            "reddit": FixtureServer(port=port_base + 6),
+            "urlscan": FixtureServer(port=port_base + 7),
+        }
+        # The fixture's list route, and its lookup behind a switch that can make it hang.
+        self.servers["soltracker"].route("GET", LIST_PATH, self.soltracker._list)
+        self.x.register(self.servers["x"])
+        github.demo_fixtures().register(self.servers["github"])
+        youtube.demo_fixtures().register(self.servers["youtube"])
+        telegram.register(self.servers["telegram"])
+        apify.register_demo(self.servers["apify"])
+        reddit.register_reddit(self.servers["reddit"])
+        urlscan.register_urlscan(self.servers["urlscan"])
+        # X profiles by handle: a fault for some, the fixture's answer for the rest.
+        self.x_faults: dict[str, callable] = {}
+        self.on_x_call: callable | None = None
+        self.servers["x"].route("GET", "/twitter/user/info", self._x_user)
+        # SolTracker lookups that hang (a timeout on our side) before the fixture answers.
+        self.soltracker_hangs = 0
+        self.servers["soltracker"].route_prefix("GET", TOKEN_PATH_PREFIX, self._soltracker_one)
+        # Where hostile URLs point: nothing may ever connect here.
+        self.sink = FixtureServer(port=port_base + 20)
+        self.sink.route_prefix("GET", "/", Reply.json({"pwned": True}))
+        self.sink.route_prefix("POST", "/", Reply.json({"pwned": True}))
+
+    def _x_user(self, request):
+        if self.on_x_call is not None:
+            hook, self.on_x_call = self.on_x_call, None
+            hook()
+        fault = self.x_faults.get(request.param("userName") or "")
+        if fault is not None:
+            return fault(request)
+        return self.x._user(request)
+
+    def _soltracker_one(self, request):
+        if self.soltracker_hangs > 0:
+            self.soltracker_hangs -= 1
+            time.sleep(6.5)  # the client gives up after 5 s
+        return self.soltracker._one(request)
+
+    def start(self) -> None:
+        for server in [*self.servers.values(), self.sink]:
+            server.start()
+
+    def stop(self) -> None:
+        for server in [*self.servers.values(), self.sink]:
+            server.stop()
+
+    def ports(self) -> set[int]:
+        return {int(s.url.rsplit(":", 1)[1]) for s in self.servers.values()}
+
+    def url(self, name: str) -> str:
+        return self.servers[name].url
+
+
+# -- one scenario's world -----------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    events: int = 0
+    qualifying: int = 0
+    recorded: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    wrong: int = 0
+    outbound: int = 0
+    seconds: float = 0.0
+    note: str = ""
+    skipped: str = ""
+
+
+@dataclass
+class Expect:
+    """What a qualifying token must end up as: statuses per source field, first_transfer_at."""
+
+    statuses: dict[str, set[str]] = field(default_factory=dict)
+    first_transfer_at: datetime | None = None
+
+
+class World:
+    """A queue, an exchange and a database of one scenario's own, on the bench's services."""
+
+    def __init__(self, bench: "Bench", name: str) -> None:
+        self.bench = bench
+        self.env = f"faults{uuid.uuid4().hex[:8]}"
+        self.exchange = f"{EXCHANGE}.{self.env}"
+        self.queue = queue_name_for(self.env)
+        self.db_name = f"faults_{name}_{uuid.uuid4().hex[:6]}"
+        self.cursor: str | None = None
+        self.events = 0
+        self.expected: dict[str, Expect] = {}
+        self.tick_errors: Counter = Counter()
+        self.run_failures = 0
+        self.runs = 0
+        self._declare()
+
+    # -- resources ----------------------------------------------------------------------------
+    @property
+    def sensor_resources(self) -> dict:
+        b = self.bench
+        return {
+            "mongo": MongoResource(uri=b.mongo.uri, database=self.db_name),
+            "rabbitmq": RabbitMQResource(url=b.rabbit_url, env=self.env, exchange=self.exchange),
+            "recording": RecordingSettingsResource(),
+        }
+
+    @property
+    def job_resources(self) -> dict:
+        b, s = self.bench, self.bench.stand_ins
+        return {
+            "mongo": MongoResource(uri=b.mongo.uri, database=self.db_name),
+            "redis": RedisResource(url=b.redis.url),
+            "soltracker": SolTrackerResource(base_url=s.url("soltracker"), api_key=SOLTRACKER_KEY),
+            "recording": RecordingSettingsResource(retry_min_interval_minutes="0"),
+            "generators": GeneratorsResource(
+                x=XApiResource(base_url=s.url("x"), api_key=X_KEY),
+                github=GitHubResource(base_url=s.url("github")),
+                youtube=YouTubeResource(base_url=s.url("youtube"), api_key="faults-youtube-key"),
+                telegram=TelegramResource(base_url=s.url("telegram")),
+                apify=ApifyResource(base_url=s.url("apify"), token=apify.DEMO_TOKEN),
+                reddit=RedditResource(base_url=s.url("reddit")),
+                urlscan=UrlscanResource(base_url=s.url("urlscan")),
+            ),
+        }
+
+    # -- broker -------------------------------------------------------------------------------
+    def _connection(self) -> pika.BlockingConnection:
+        params = pika.URLParameters(self.bench.rabbit_url)
+        params.socket_timeout = 5
+        params.connection_attempts = 1
+        return pika.BlockingConnection(params)
+
+    def _declare(self) -> None:
+        connection = self._connection()
+        try:
+            channel = connection.channel()
+            channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
+            declare_topology(connection, self.queue, self.exchange)
+        finally:
+            connection.close()
+
+    def publish(self, *bodies) -> None:
+        """Persistent messages, confirmed by the broker (what a producer that cares does)."""
+        connection = self._connection()
+        try:
+            channel = connection.channel()
+            channel.confirm_delivery()
+            for body in bodies:
+                if isinstance(body, dict):
+                    body = json.dumps(body).encode()
+                channel.basic_publish(
+                    self.exchange, ROUTING_KEY, body, properties=pika.BasicProperties(delivery_mode=2)
+                )
+                self.events += 1
+        finally:
+            connection.close()
+
+    def queued_addresses(self) -> tuple[set[str], int]:
+        """Addresses of the qualifying messages still in the queue (read, never acknowledged)."""
+        found, depth = set(), 0
+        try:
+            connection = self._connection()
+        except Exception:  # noqa: BLE001 - broker down: nothing can be counted as queued
+            return found, -1
+        try:
+            channel = connection.channel()
+            depth = channel.queue_declare(self.queue, passive=True).method.message_count
+            for _ in range(depth):
+                method, _props, body = channel.basic_get(self.queue, auto_ack=False)
+                if method is None:
+                    break
+                try:
+                    found.add(json.loads(body)["tokenAddress"])
+                except Exception:  # noqa: BLE001
+                    pass
+        finally:
+            connection.close()  # everything read goes back to the queue
+        return found, depth
+
+    def cleanup(self) -> None:
+        try:
+            connection = self._connection()
+            channel = connection.channel()
+            channel.queue_delete(self.queue)
+            channel.queue_delete(self.queue + ".dlq")
+            channel.exchange_delete(self.exchange)
+            connection.close()
+        except Exception:  # noqa: BLE001 - a broker scenario may have left it down
+            pass
+        try:
+            client = MongoClient(self.bench.mongo.uri, serverSelectionTimeoutMS=3000)
+            client.drop_database(self.db_name)
+            client.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def dead_letters(self) -> int:
+        connection = self._connection()
+        try:
+            return connection.channel().queue_declare(self.queue + ".dlq", passive=True).method.message_count
+        finally:
+            connection.close()
+
+    # -- the stream ---------------------------------------------------------------------------
+    def tick(self) -> list[dg.RunRequest]:
+        context = dg.build_sensor_context(
+            instance=self.bench.instance, resources=self.sensor_resources, cursor=self.cursor
+        )
+        try:
+            result = token_flow.token_flow_sensor(context)
+        except Exception as exc:  # noqa: BLE001 - an infrastructure fault fails the tick
+            self.tick_errors[type(exc).__name__] += 1
+            return []
+        self.cursor = result.cursor
+        return list(result.run_requests or [])
+
+    def run(self, request: dg.RunRequest) -> bool | None:
+        """Run a request like the daemon: a run key already used starts nothing."""
+        instance = self.bench.instance
+        if instance.get_runs(filters=dg.RunsFilter(tags={RUN_KEY_TAG: request.run_key}), limit=1):
+            return None
+        self.runs += 1
+        result = record_token_job.execute_in_process(
+            run_config=request.run_config,
+            resources=self.job_resources,
+            instance=instance,
+            tags={**request.tags, RUN_KEY_TAG: request.run_key},
+            raise_on_error=False,
+        )
+        if not result.success:
+            self.run_failures += 1
+        return result.success
+
+    def tick_and_run(self) -> int:
+        started = 0
+        for request in self.tick():
+            if self.run(request) is not None:
+                started += 1
+        return started
+
+    def settle(self, quiet_ticks: int = 2) -> None:
+        """Tick and run until nothing is left to do (or the scenario's time is up)."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        quiet = 0
+        while time.monotonic() < deadline and quiet < quiet_ticks:
+            started = self.tick_and_run()
+            open_entries = self.inbox_states()
+            busy = started or any(state in PENDING_STATES for state in open_entries.values())
+            quiet = 0 if busy else quiet + 1
+
+    def inbox_states(self) -> dict[str, str]:
+        try:
+            client = MongoClient(self.bench.mongo.uri, serverSelectionTimeoutMS=3000)
+            try:
+                return {d["token_address"]: d["state"] for d in client[self.db_name]["record_inbox"].find()}
+            finally:
+                client.close()
+        except Exception:  # noqa: BLE001
+            return {}
+
+    # -- upstream -----------------------------------------------------------------------------
+    def token(self, *, website: str | None = "https://project.example/", twitter: str | None = "x.com/kolguy",
+              first_flow: str = "2026-11-29T21:14:03Z", expect: dict[str, set[str]] | None = None,
+              known: bool = True, **socials) -> str:
+        addr = address()
+        if known:
+            self.bench.stand_ins.soltracker.put(
+                upstream_token(addr, website=website, twitter=twitter, first_flow=first_flow, **socials)
+            )
+            statuses = {"website": {"ok"}, "twitter": {"ok"}} if expect is None else expect
+            if website is None:
+                statuses.pop("website", None)
+            if twitter is None:
+                statuses.pop("twitter", None)
+            self.expected[addr] = Expect(statuses=statuses)
+        return addr
+
+    # -- measuring ----------------------------------------------------------------------------
+    def measure(self, row: Row) -> Row:
+        client = MongoClient(self.bench.mongo.uri, tz_aware=True, serverSelectionTimeoutMS=10_000)
+        try:
+            db = client[self.db_name]
+            addresses = list(self.expected)
+            markers = {d["address"]: d for d in db["tokens"].find({"address": {"$in": addresses}})}
+            inbox = {d["token_address"]: d["state"] for d in db["record_inbox"].find()}
+            queued, _depth = self.queued_addresses()
+            row.events = self.events
+            row.qualifying = len(addresses)
+            row.recorded = len(markers)
+            lost = [a for a in addresses if a not in markers and inbox.get(a) not in PENDING_STATES and a not in queued]
+            row.lost = len(lost)
+            row.duplicated = duplicates(db)
+            wrong, wrong_what = 0, []
+            for addr, marker in markers.items():
+                expect = self.expected[addr]
+                statuses = {u.get("source_field"): u.get("status") for u in marker.get("social_urls", [])}
+                for source_field, allowed in expect.statuses.items():
+                    if statuses.get(source_field) not in allowed:
+                        wrong += 1
+                        wrong_what.append(f"{source_field}={statuses.get(source_field)}")
+                if expect.first_transfer_at is not None and marker.get("first_transfer_at") != expect.first_transfer_at:
+                    wrong += 1
+                    wrong_what.append(f"first_transfer_at={marker.get('first_transfer_at')}")
+            row.wrong = wrong
+            notes = [f"wrong: {', '.join(wrong_what)}"] if wrong_what else []
+            pending = [a for a in addresses if a not in markers and a not in lost]
+            if pending:
+                notes.append(f"{len(pending)} still pending")
+            if self.tick_errors:
+                notes.append("failed ticks " + ",".join(f"{k}x{v}" for k, v in self.tick_errors.items()))
+            notes.append(f"runs {self.runs} ({self.run_failures} red)")
+            row.note = "; ".join(filter(None, [row.note, *notes]))
+        finally:
+            client.close()
+        return row
+
+
+def duplicates(db) -> int:
+    """Rows that exist twice: a second marker, link, content or account for the same identity."""
+    total = db["tokens"].count_documents({}) - len(db["tokens"].distinct("address"))
+    groups = {
+        "token_links": {"t": "$token_address", "o": "$object_id", "u": "$source_url"},
+        "contents": {"p": "$platform", "s": "$subtype", "k": "$platform_key"},
+        "accounts": {"p": "$platform", "k": "$platform_key"},
+        "venues": {"p": "$platform", "k": "$platform_key"},
+    }
+    for name, key in groups.items():
+        pipeline = [{"$group": {"_id": key, "n": {"$sum": 1}}}, {"$match": {"n": {"$gt": 1}}}]
+        total += sum(g["n"] - 1 for g in db[name].aggregate(pipeline))
+    return total
+
+
+# -- the bench ----------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, port_base: int, shared_broker: bool = False) -> None:
+        self.port_base = port_base
+        self.shared_broker = shared_broker
+        self.outbound = Outbound()
+        self.redis = OwnRedis(port_base)
+        self.mongo = OwnSecantus(port_base + 10)
+        self.rabbit: OwnRabbit | None = None
+        self.rabbit_url = SHARED_RABBITMQ_URL
+        self.broker_skip = ""
+        self.stand_ins = StandIns(port_base + 40)
+        self.instance: dg.DagsterInstance | None = None
+
+    def start(self) -> None:
+        self.redis.start()
+        self.mongo.start()
+        why_not = "--shared-broker given" if self.shared_broker else OwnRabbit.available()
+        if why_not is None:
+            try:
+                self.rabbit = OwnRabbit(self.port_base + 20, self.port_base + 21, nodename=f"faults{self.port_base}")
+                self.rabbit.start()
+                self.rabbit_url = self.rabbit.url
+            except Exception as exc:  # noqa: BLE001
+                why_not = f"a second RabbitMQ node did not start ({exc})"
+                if self.rabbit is not None:
+                    self.rabbit.cleanup()
+                self.rabbit = None
+        if why_not:
+            self.broker_skip = why_not
+        self.stand_ins.start()
+        broker_port = int(self.rabbit_url.split("@")[1].split("/")[0].split(":")[1])
+        self.outbound.allowed = {self.redis.port, self.mongo.port, broker_port, *self.stand_ins.ports()}
+        self.outbound.denied = {int(self.stand_ins.sink.url.rsplit(":", 1)[1])}
+        self.outbound.install()
+        self.instance = dg.DagsterInstance.ephemeral()
+        # The sensor's own backoff, without its minutes: what failed is relaunched on the next tick.
+        token_flow.TICK_LIMITS = TickLimits(
+            max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6
+        )
+
+    def stop(self) -> None:
+        if self.instance is not None:
+            self.instance.dispose()
+        self.stand_ins.stop()
+        for service in (self.rabbit, self.mongo, self.redis):
+            if service is not None:
+                service.cleanup()
+
+    def scenario(self, name: str, body) -> Row:
+        row = Row(name)
+        world = World(self, name)
+        before = self.outbound.count()
+        started = time.monotonic()
+
+        def out_of_time(signum, frame):
+            raise TimeoutError(f"scenario took more than {SCENARIO_SECONDS} s")
+
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.alarm(SCENARIO_SECONDS)
+        try:
+            body(world, row)
+            if not row.skipped:
+                world.settle()
+                world.measure(row)
+        except Exception as exc:  # noqa: BLE001 - a scenario that crashes is a failed scenario
+            row.note = f"scenario crashed: {type(exc).__name__}: {exc}"[:200]
+            row.lost = max(row.lost, len(world.expected))
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+            self._recover()
+            world.cleanup()
+        row.outbound = self.outbound.count() - before
+        row.seconds = time.monotonic() - started
+        return row
+
+    def _recover(self) -> None:
+        """Every service up again before the next scenario."""
+        for service in (self.redis, self.mongo, self.rabbit):
+            if service is not None and not service.running:
+                service.start()
+        self.stand_ins.x_faults.clear()
+        self.stand_ins.on_x_call = None
+        self.stand_ins.soltracker_hangs = 0
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+
+
+def duplicates_out_of_order(w: World, row: Row) -> None:
+    times = ["2026-11-29T21:00:00Z", "2026-11-29T20:00:00Z", "2026-11-29T22:30:00Z", "2026-11-29T19:45:00Z"]
+    tokens = [w.token() for _ in range(5)]
+    for addr in tokens:
+        w.expected[addr].first_transfer_at = datetime(2026, 11, 29, 19, 45, tzinfo=timezone.utc)
+    bodies = [flow(a, firstFlowTimestamp=t) for a in tokens for t in times[:3]]
+    random.shuffle(bodies)
+    w.publish(*bodies)
+    w.tick_and_run()
+    # The earliest copies arrive after the runs have written the markers.
+    w.publish(*[flow(a, firstFlowTimestamp=times[3]) for a in tokens], *[flow(a) for a in tokens])
+    row.note = "earliest time arrives after the marker"
+
+
+def poison_messages(w: World, row: Row) -> None:
+    good = [w.token() for _ in range(3)]
+    cleaned = w.token()  # its symbol is dropped, the token is still recorded
+    poison = [
+        b"{not json",
+        b"[1, 2, 3]",
+        json.dumps({"totalInvestedAlphaFinders": 9}).encode(),
+        json.dumps(flow("0OIl" * 11)).encode(),
+        json.dumps({"tokenAddress": address(), "totalInvestedAlphaFinders": "9"}).encode(),
+        json.dumps(flow(address(), -3)).encode(),
+        json.dumps(flow(address(), symbol="x" * 70_000)).encode(),
+        b"[" * 30_000 + b"]" * 30_000,
+        b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (address().encode(), b"9" * 5_000),
+        json.dumps(flow(address(), firstFlowTimestamp="yesterday")).encode(),
+        b"\xff\xfe garbage",
+    ]
+    w.publish(flow(good[0]), *poison[:6], flow(good[1]))
+    w.publish(flow(cleaned, symbol="\ud800\u202eevil"), *poison[6:], flow(good[2]))
+    w.settle()
+    dead = w.dead_letters()
+    row.note = f"{len(poison)} kinds of poison, {dead} dead-lettered; lone surrogate + bidi symbol dropped"
+    if dead != len(poison):
+        row.wrong += abs(dead - len(poison))
+
+
+def redis_down_before_run(w: World, row: Row) -> None:
+    tokens = [w.token() for _ in range(2)]
+    w.bench.redis.stop()
+    w.publish(*[flow(a) for a in tokens])
+    w.tick_and_run()  # red runs: Redis refused
+    w.bench.redis.start()
+
+
+def redis_down_during_run(w: World, row: Row) -> None:
+    addr = w.token()
+    w.bench.stand_ins.on_x_call = w.bench.redis.kill  # while the run fetches its X URL
+    w.publish(flow(addr))
+    w.tick_and_run()
+    w.bench.redis.start()
+
+
+def mongo_killed_after_tick(w: World, row: Row) -> None:
+    tokens = [w.token() for _ in range(3)]
+    w.publish(*[flow(a) for a in tokens])
+    requests = w.tick()  # inbox written, messages acknowledged
+    w.bench.mongo.kill()
+    # The tick's run requests die with it (as when the host running the daemon goes down too):
+    # only what the inbox durably holds can bring these tokens back.
+    w.bench.mongo.start()
+    row.note = f"{len(requests)} run requests of that tick dropped"
+
+
+def mongo_killed_during_run(w: World, row: Row) -> None:
+    addr = w.token()
+    mongo = w.bench.mongo
+
+    def kill_and_restart_later():
+        # Down for longer than the driver's 5 s server selection: the run's writes really fail.
+        mongo.kill()
+        threading.Timer(8.0, mongo.start).start()
+
+    w.bench.stand_ins.on_x_call = kill_and_restart_later
+    w.publish(flow(addr))
+    w.tick_and_run()
+    deadline = time.monotonic() + 30
+    while not mongo.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def broker_restarted_between_ticks(w: World, row: Row) -> None:
+    if w.bench.rabbit is None:
+        row.skipped = w.bench.broker_skip
+        return
+    first = [w.token() for _ in range(3)]
+    w.publish(*[flow(a) for a in first])
+    w.tick_and_run()
+    second = [w.token() for _ in range(3)]
+    w.publish(*[flow(a) for a in second])
+    w.bench.rabbit.stop()
+    w.tick()  # a tick while the broker is away fails, acknowledges nothing
+    w.bench.rabbit.start()
+
+
+def broker_killed_during_tick(w: World, row: Row) -> None:
+    if w.bench.rabbit is None:
+        row.skipped = w.bench.broker_skip
+        return
+    tokens = [w.token() for _ in range(3)]
+    w.publish(*[flow(a) for a in tokens], *[flow(address(), 2) for _ in range(300)])
+    original = RecordInbox.accept
+    rabbit = w.bench.rabbit
+
+    def accept_then_kill(self, events, now):
+        count = original(self, events, now)
+        RecordInbox.accept = original
+        rabbit.kill()  # after the inbox write, before the acknowledgement
+        return count
+
+    RecordInbox.accept = accept_then_kill
+    try:
+        w.tick()
+    finally:
+        RecordInbox.accept = original
+    rabbit.start()
+
+
+def soltracker_5xx(w: World, row: Row) -> None:
+    addr = w.token()
+    w.bench.stand_ins.soltracker.fail_with(Reply.json({"message": "upstream exploded"}, status=503), times=5)
+    w.publish(flow(addr))
+
+
+def soltracker_timeout(w: World, row: Row) -> None:
+    addr = w.token()
+    w.bench.stand_ins.soltracker_hangs = 2
+    w.publish(flow(addr))
+
+
+def soltracker_bad_shape(w: World, row: Row) -> None:
+    addr = w.token()
+    w.bench.stand_ins.soltracker.fail_with(Reply.json({"data": [1, 2, 3], "unexpected": True}), times=5)
+    w.publish(flow(addr))
+
+
+def _platform_fault(handle: str, fault) -> callable:
+    def scenario(w: World, row: Row) -> None:
+        good = w.token()
+        bad = w.token(twitter=f"x.com/{handle}", expect={"website": {"ok"}, "twitter": {"error"}})
+        w.bench.stand_ins.x_faults[handle] = fault
+        w.publish(flow(good), flow(bad))
+        row.note = "X URL must be error (retryable), the rest ok"
+
+    return scenario
+
+
+def _hang(request):
+    time.sleep(11)  # the platform client's read timeout is 10 s
+    return Reply.json({"status": "success", "data": {}})
+
+
+def hostile_urls(w: World, row: Row) -> None:
+    sink = int(w.bench.stand_ins.sink.url.rsplit(":", 1)[1])
+    hostile = [
+        f"http://127.0.0.1:{sink}/admin", f"http://localhost:{sink}/", f"https://127.0.0.1:{sink}/",
+        "http://169.254.169.254/latest/meta-data/iam/", f"http://[::1]:{sink}/", f"https://x.com@127.0.0.1:{sink}/",
+        f"https://t.co@127.0.0.1:{sink}/abc", f"http://0x7f000001:{sink}/", f"http://2130706433:{sink}/",
+        "file:///etc/passwd", f"gopher://127.0.0.1:{sink}/_INFO", "javascript:alert(1)",
+        f"https://t.co:{sink}/abc", f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy", "https://x.com/kolguy/../../admin",
+        "https://twitter.com/" + "a" * 5000, "https://youtube.com/watch?v=<script>alert(1)</script>",
+        "https://t.me/\u202eevil", f"ftp://127.0.0.1:{sink}/", "data:text/html,<h1>x</h1>",
+        f"https://github.com:{sink}/pumpdev", f"https://www.reddit.com:{sink}/r/solana", f"http://127.1:{sink}/",
+        f"https://youtu.be:{sink}/dQw4w9WgXcQ", "https://vm.tiktok.com@127.0.0.1/abc", f"http://0.0.0.0:{sink}/",
+        f"https://[::ffff:127.0.0.1]:{sink}/", "https://x.com/i/communities/1790000000000000042@evil.example",
+        "\\\\127.0.0.1\\share", f"https://t.me:{sink}/pumpchannel",
+    ]
+    any_status = {"ok", "not_found", "blocked", "suspended", "invalid", "exhausted", "error", "unsupported", "skipped_paid"}
+    fields = ("website", "twitter", "telegram", "discord")
+    for i in range(0, len(hostile), 3):
+        chunk = hostile[i:i + 3]
+        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk))))
+        addr = w.token(website="https://project.example/", expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}}, **socials)
+        w.publish(flow(addr))
+    w.bench.stand_ins.sink.reset_log()
+    w.settle()
+    hits = len(w.bench.stand_ins.sink.calls())
+    row.note = f"{len(hostile)} hostile URLs, {hits} request(s) reached the sink"
+    row.outbound += hits
+
+
+SCENARIOS = {
+    "duplicates_out_of_order": duplicates_out_of_order,
+    "poison_messages": poison_messages,
+    "redis_down_before_run": redis_down_before_run,
+    "redis_down_during_run": redis_down_during_run,
+    "mongo_killed_after_tick": mongo_killed_after_tick,
+    "mongo_killed_during_run": mongo_killed_during_run,
+    "broker_restarted_between_ticks": broker_restarted_between_ticks,
+    "broker_killed_during_tick": broker_killed_during_tick,
+    "soltracker_5xx": soltracker_5xx,
+    "soltracker_timeout": soltracker_timeout,
+    "soltracker_bad_shape": soltracker_bad_shape,
+    "platform_5xx": _platform_fault("fault5xx", lambda r: Reply.json({"status": "error", "msg": "boom"}, status=502)),
+    "platform_429": _platform_fault("fault429", lambda r: Reply.json({"status": "error", "msg": "slow down"}, status=429, headers={"Retry-After": "1"})),
+    "platform_hang": _platform_fault("faulthang", _hang),
+    "platform_bad_body": _platform_fault("faultbody", lambda r: Reply.html("<html><body>Bad gateway</body></html>")),
+    "hostile_urls": hostile_urls,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port-base", type=int, default=int(os.environ.get("SOCIALREC_FAULTS_PORT_BASE", "21200")))
+    parser.add_argument("--only", default="", help="comma-separated scenario names")
+    parser.add_argument(
+        "--shared-broker", action="store_true",
+        help="use an exchange and queues of the bench's own on RABBITMQ_URL instead of a second node "
+        "(the broker scenarios are then skipped)",
+    )
+    args = parser.parse_args()
+    random.seed(9)
+    names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
+    bench = Bench(args.port_base, shared_broker=args.shared_broker)
+    started = time.monotonic()
+    rows: list[Row] = []
+    try:
+        bench.start()
+        if bench.broker_skip:
+            print(f"broker: shared broker, exchange and queues of the bench's own; broker-restart scenarios skipped: {bench.broker_skip}")
+        else:
+            print(f"broker: own RabbitMQ node {bench.rabbit.node} on port {bench.rabbit.port}")
+        header = f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} {'outb':>4} {'sec':>6}  note"
+        print(header)
+        for name in names:
+            row = bench.scenario(name, SCENARIOS[name])
+            rows.append(row)
+            if row.skipped:
+                print(f"{name:32} skipped: {row.skipped}")
+                continue
+            print(
+                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} {row.duplicated:4d} "
+                f"{row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
+                flush=True,
+            )
+    finally:
+        bench.stop()
+    ran = [r for r in rows if not r.skipped]
+    print(
+        f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} {sum(r.recorded for r in ran):4d} "
+        f"{sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} {sum(r.wrong for r in ran):5d} "
+        f"{sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  {len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
+    )
+    if os.environ.get("FAULTS_DEBUG"):
+        print("unexpected connections:", Counter(bench.outbound.unexpected).most_common(10))
+    print(f"faults_wrong_status_total: {sum(r.wrong for r in ran)}")
+    print(f"faults_unexpected_outbound_total: {sum(r.outbound for r in ran)}")
+    print(f"faults_lost_total: {sum(r.lost for r in ran)}")
+    print(f"faults_duplicated_total: {sum(r.duplicated for r in ran)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""Infrastructure of a benchmark's own: a Redis, a SecantusDB server and a RabbitMQ node started as
+child processes on ports the caller picks, each stopped (or killed) by its own PID — never the
+shared services, never anything found by name.
+
+    with OwnRedis(21000) as redis, OwnSecantus(21010, storage) as mongo, OwnRabbit(21020) as rabbit:
+        ...               # redis.url, mongo.uri, rabbit.url
+        mongo.kill()      # SIGKILL, then mongo.start() reopens the same storage
+
+Each child runs in a session of its own, so stopping it also stops what it spawned (the RabbitMQ
+launcher script starts the Erlang VM as a grandchild): the signal goes to that one process group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_BIN = Path(sys.executable).parent
+RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for(check, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Exception as exc:  # noqa: BLE001 - not up yet
+            last = exc
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not come up within {timeout:.0f} s ({last!r})")
+
+
+class OwnService:
+    """One child process, started in its own session, stopped by its PID (process group)."""
+
+    name = "service"
+    start_timeout = 30.0
+
+    def __init__(self, port: int, workdir: str | None = None) -> None:
+        self.port = port
+        self._own_dir = workdir is None
+        self.workdir = workdir or tempfile.mkdtemp(prefix=f"own-{self.name}-")
+        self.proc: subprocess.Popen | None = None
+
+    # -- to implement ------------------------------------------------------------------------------
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def ready(self) -> bool:
+        raise NotImplementedError
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> "OwnService":
+        if self.running:
+            return self
+        if not port_free(self.port):
+            raise RuntimeError(f"port {self.port} is taken: pick another base port for {self.name}")
+        log = open(Path(self.workdir) / f"{self.name}.log", "ab")
+        self.proc = subprocess.Popen(
+            self.command(), env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=self.workdir,
+        )
+        log.close()
+        try:
+            wait_for(lambda: self.running and self.ready(), self.start_timeout, f"{self.name} on port {self.port}")
+        except Exception:
+            self.kill()
+            raise
+        return self
+
+    def _signal(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)  # the child's own session: it and what it spawned
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no flush — what a crash or an OOM kill does."""
+        self._signal(signal.SIGKILL)
+        self._reap(10)
+
+    def stop(self, timeout: float = 20) -> None:
+        """A clean stop (SIGTERM), then SIGKILL if it does not go in time."""
+        if not self.running:
+            self._reap(0)
+            return
+        self._signal(signal.SIGTERM)
+        if not self._reap(timeout):
+            self.kill()
+
+    def _reap(self, timeout: float) -> bool:
+        if self.proc is None:
+            return True
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        # The group may outlive its leader for a moment (Erlang VM): wait until it is gone.
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        self.proc = None
+        return True
+
+    def port_closed(self) -> bool:
+        return port_free(self.port)
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.cleanup()
+
+
+class OwnRedis(OwnService):
+    name = "redis"
+
+    def command(self) -> list[str]:
+        return [
+            shutil.which("redis-server") or "redis-server",
+            "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", self.workdir, "--daemonize", "no", "--loglevel", "warning",
+        ]
+
+    def ready(self) -> bool:
+        import redis
+
+        return bool(redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1).ping())
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+
+class OwnSecantus(OwnService):
+    """A SecantusDB server in a subprocess; `storage` survives kill/start (same WiredTiger home)."""
+
+    name = "secantus"
+
+    def __init__(self, port: int, storage: str | None = None, workdir: str | None = None) -> None:
+        super().__init__(port, workdir)
+        self.storage = storage or str(Path(self.workdir) / "data")
+
+    def command(self) -> list[str]:
+        exe = _BIN / "secantusd-py"
+        cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "secantus"]
+        return cmd + [
+            "--host", "127.0.0.1", "--port", str(self.port), "--storage-path", self.storage, "--log-level", "WARNING",
+        ]
+
+    def ready(self) -> bool:
+        from pymongo import MongoClient
+
+        client = MongoClient(self.uri, serverSelectionTimeoutMS=500, connectTimeoutMS=500)
+        try:
+            return client.admin.command("ping").get("ok") == 1
+        finally:
+            client.close()
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+
+class OwnRabbit(OwnService):
+    """A second RabbitMQ node (`<nodename>@localhost`) with its own AMQP and distribution ports,
+    data, logs and Erlang cookie, no plugins. Needs the Erlang port mapper (epmd) the shared node
+    already runs; refuses to start when `rabbitmq-server` is not installed."""
+
+    name = "rabbitmq"
+    start_timeout = 60.0
+
+    def __init__(self, port: int, dist_port: int | None = None, nodename: str = "faults", workdir: str | None = None):
+        super().__init__(port, workdir)
+        self.dist_port = dist_port or port + 1
+        self.node = f"{nodename}@localhost"
+        wd = Path(self.workdir)
+        (wd / "enabled_plugins").write_text("[].\n")
+        (wd / "rabbitmq.conf").write_text(f"listeners.tcp.default = {port}\nloopback_users = none\n")
+
+    @staticmethod
+    def available() -> str | None:
+        """None when a node can be started here, else why not."""
+        if not (RABBITMQ_BIN / "rabbitmq-server").exists():
+            return f"{RABBITMQ_BIN}/rabbitmq-server not found"
+        if not shutil.which("epmd"):
+            return "epmd (Erlang) not found"
+        return None
+
+    def env(self) -> dict[str, str]:
+        wd = self.workdir
+        env = dict(os.environ)
+        env.update(
+            HOME=wd,  # the node's Erlang cookie lives here, not in anyone else's home
+            RABBITMQ_NODENAME=self.node,
+            RABBITMQ_NODE_PORT=str(self.port),
+            RABBITMQ_DIST_PORT=str(self.dist_port),
+            RABBITMQ_MNESIA_BASE=f"{wd}/mnesia",
+            RABBITMQ_LOG_BASE=f"{wd}/log",
+            RABBITMQ_ENABLED_PLUGINS_FILE=f"{wd}/enabled_plugins",
+            RABBITMQ_CONFIG_FILE=f"{wd}/rabbitmq.conf",
+            RABBITMQ_ADVANCED_CONFIG_FILE=f"{wd}/advanced.config",
+            RABBITMQ_PID_FILE=f"{wd}/rabbitmq.pid",
+        )
+        return env
+
+    def command(self) -> list[str]:
+        return [str(RABBITMQ_BIN / "rabbitmq-server")]
+
+    def ready(self) -> bool:
+        import pika
+
+        params = pika.URLParameters(self.url)
+        params.socket_timeout = 2
+        params.connection_attempts = 1
+        connection = pika.BlockingConnection(params)
+        connection.close()
+        return True
+
+    def stop(self, timeout: float = 30) -> None:
+        """`rabbitmqctl -n <node> stop` (a clean shutdown of this node only), then by PID."""
+        if self.running:
+            subprocess.run(
+                [str(RABBITMQ_BIN / "rabbitmqctl"), "-n", self.node, "stop"],
+                env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout,
+                check=False,
+            )
+        super().stop(timeout)
+
+    @property
+    def url(self) -> str:
+        return f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"

@@ -1,0 +1,55 @@
+"""Bounding paid calls: where a paid call may run (a slot of the paid pool) and the messages
+operators read when a paid URL is held back.
+
+`TokenRecorder.fetch` is the one place every job calls a provider through. It decides whether a
+call is paid by the routed URL or, for a short link, by its resolved target, and a paid call runs
+only inside `PaidSlots.slot()` and only while the credit guard is not tripped (checked again once
+the slot is held, right before the call).
+
+The slots are Dagster's `paid_social_api` pool in the code location (`defs/paid_pool.py`): a step
+already in the pool holds one (`HeldPaidSlot`); a step outside it claims one around each paid call.
+Services used without Dagster (tests, tools) are unbounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Protocol
+
+
+class PaidSlotUnavailable(RuntimeError):
+    """No slot of the paid pool became free in time: the URL is an `error` without any call."""
+
+
+class PaidSlots(Protocol):
+    def slot(self, label: str) -> contextlib.AbstractContextManager[None]:
+        """Hold one paid-call slot while the block runs; raises `PaidSlotUnavailable`."""
+        ...
+
+
+class UnboundedPaidSlots:
+    """No cap: for services used outside Dagster (the caller bounds them itself)."""
+
+    @contextlib.contextmanager
+    def slot(self, label: str) -> Iterator[None]:
+        yield
+
+
+class HeldPaidSlot(UnboundedPaidSlots):
+    """The step itself runs in the paid pool (`record_paid_url`): its slot covers every call."""
+
+
+class NoPaidSlot:
+    """A step that may not make paid calls at all: a paid target is held back, never called."""
+
+    @contextlib.contextmanager
+    def slot(self, label: str) -> Iterator[None]:
+        raise PaidSlotUnavailable(f"{label}: paid calls are not allowed in this step")
+        yield  # pragma: no cover
+
+
+def credit_message(state) -> str:
+    """The `detail` of a URL held back by the credit guard."""
+    described = state.describe() if state is not None else "tripped"
+    return f"paid credit exhausted: the credit guard is {described}"

@@ -1,0 +1,42 @@
+"""A loopback stand-in for short-link hosts (`t.co`, `vm.tiktok.com`, reddit `/s/` shares).
+
+The resolver only requests known platform hosts whose DNS answers are public. The stand-in keeps
+those guards intact: `ForwardToServer` carries the socket to a `FixtureServer` while the resolver
+still sees `t.co`, and `resolve_host` answers a public address for the platform hosts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from socialrec_pipeline.providers.shortlinks import ShortLinkResolver
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.platforms import ForwardToServer
+
+#: A public address (X's), answered for every platform host the resolver looks up.
+PUBLIC_ADDRESS = "104.244.42.1"
+
+
+def register_short_link(server: FixtureServer, path: str, location: str) -> None:
+    """`GET {path}` on any short-link host answers 301 → `location`."""
+    server.route("GET", path, Reply.redirect(location, status=301))
+
+
+def loopback_resolver(server_url: str, *, timeout: float = 2.0) -> ShortLinkResolver:
+    return ShortLinkResolver(
+        resolve_host=lambda host, port: [PUBLIC_ADDRESS], transport=ForwardToServer(server_url), timeout=timeout
+    )
+
+
+@contextlib.contextmanager
+def short_links_resolved_by(server_url: str) -> Iterator[None]:
+    """Registries built inside the block resolve short links against the stand-in at `server_url`."""
+    from socialrec_pipeline.defs import generators
+
+    previous = generators.resolver_factory
+    generators.resolver_factory = lambda: loopback_resolver(server_url)
+    try:
+        yield
+    finally:
+        generators.resolver_factory = previous

@@ -1,0 +1,321 @@
+"""Cost control on every path: paid calls only through the gate, the paid pool and the credit guard.
+
+Each test runs a job in process against loopback stand-ins and counts the requests that reach the
+paid provider's stand-in (`MeteredApify`). Short links resolve against the same server
+(`short_links_resolved_by`), with the resolver's host and address guards still applied.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import dagster as dg
+import pytest
+
+from socialrec_pipeline.defs import paid_pool
+from socialrec_pipeline.defs.metric_refresh import metric_refresh_job
+from socialrec_pipeline.defs.reconcile import reconcile_job
+from socialrec_pipeline.defs.record_token import record_token_job
+from socialrec_pipeline.defs.resources import RecordingSettingsResource, paid_account_scope
+from socialrec_pipeline.defs.retry import retry_job
+from socialrec_pipeline.recording.locks import PaidCreditGuard, open_redis
+from socialrec_pipeline.recording.settings import ENV_NAMES
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures
+from socialrec_pipeline.sandbox.platforms import telegram as telegram_fixtures
+from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
+from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
+
+from .jobs_fixtures import SOLTRACKER_KEY, job_resources, output_metadata, unique_address
+
+WINDOW = "2026-11-30-02:00"
+VIDEO = "https://www.tiktok.com/@moonkol/video/{}"
+
+
+class StandIns:
+    def __init__(self, redis_url: str) -> None:
+        self.server = FixtureServer().start()
+        self.soltracker = SolTrackerFixture([], api_key=SOLTRACKER_KEY)
+        self.soltracker.install(self.server)
+        demo_fixtures().register(self.server)
+        self.apify = apify_fixtures.MeteredApify().register(self.server)
+        register_short_link(self.server, "/TkVid01", VIDEO.format("7350000000000000001"))
+        register_short_link(self.server, "/r/solana/s/IgPost01", "https://www.instagram.com/p/C1aBcDeFgHi/")
+        telegram_fixtures.register(self.server)  # catch-all "/" prefix: keep last
+        self.guard = PaidCreditGuard(
+            open_redis(redis_url), scope=paid_account_scope(self.server.url, apify_fixtures.DEMO_TOKEN)
+        )
+
+    def close(self) -> None:
+        self.guard.clear()  # the guard outlives the test otherwise (its scope is this server's URL)
+        self.server.stop()
+
+
+@pytest.fixture
+def stand_ins(redis_url):
+    s = StandIns(redis_url)
+    with short_links_resolved_by(s.server.url):
+        yield s
+    s.close()
+
+
+def resources(s: StandIns, mongo_uri, db, redis_url, *, paid: bool) -> dict:
+    res = job_resources(s.server.url, mongo_uri, db.name, redis_url)
+    res["recording"] = RecordingSettingsResource(enable_paid="true" if paid else "false", retry_min_interval_minutes="0")
+    return res
+
+
+def prepare_config(address: str, **extra) -> dict:
+    return {"ops": {"prepare": {"config": {"token_address": address, **extra}}}}
+
+
+def url_entry(db, address: str, source_field: str) -> dict:
+    return next(u for u in db["tokens"].find_one({"address": address})["social_urls"] if u["source_field"] == source_field)
+
+
+@pytest.fixture
+def pooled_instance(tmp_path):
+    """A persistent instance whose pools are enforced, with the paid pool limited to one slot."""
+    with dg.instance_for_test(temp_dir=str(tmp_path), overrides={"concurrency": {"pools": {"default_limit": 1}}}) as inst:
+        yield inst
+
+
+def occupy_paid_pool(instance) -> None:
+    """Another run holds the pool's only slot."""
+    storage = instance.event_log_storage
+    storage.initialize_concurrency_limit_to_default(paid_pool.PAID_POOL)
+    assert storage.claim_concurrency_slot(paid_pool.PAID_POOL, "another-run", "record_paid_url[x]").is_claimed
+
+
+def free_paid_pool(instance) -> None:
+    instance.event_log_storage.free_concurrency_slot_for_step("another-run", "record_paid_url[x]")
+
+
+# -- 1. short links --------------------------------------------------------------------------------
+
+
+def test_short_link_to_a_paid_target_while_paid_is_off_is_skipped_without_an_attempt(stand_ins, instance, mongo_uri, fresh_db, redis_url):
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(
+        address, twitter="https://t.co/TkVid01", telegram="https://vm.tiktok.com/ZMabc123/",
+        discord="https://www.reddit.com/r/solana/s/IgPost01",
+    ))
+    result = record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False),
+        instance=instance,
+    )
+    assert result.success
+    for field in ("twitter", "telegram", "discord"):
+        entry = url_entry(fresh_db, address, field)
+        assert (entry["status"], entry["attempts"]) == ("skipped_paid", 0), entry
+    assert stand_ins.apify.calls == []
+    # vm.tiktok.com is a TikTok host: paid, so not even resolved. t.co and the reddit share are
+    # resolved (a free request to the short-link host) to learn that their target is paid.
+    assert not stand_ins.server.calls("/ZMabc123")
+    assert len(stand_ins.server.calls("/TkVid01")) == 1
+
+
+def test_short_link_to_a_paid_target_stops_at_the_credit_guard(stand_ins, instance, mongo_uri, fresh_db, redis_url):
+    stand_ins.guard.mark_exhausted("tripped by another run")
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
+    result = record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True),
+        instance=instance,
+    )
+    assert result.success
+    entry = url_entry(fresh_db, address, "twitter")
+    assert (entry["status"], entry["attempts"]) == ("skipped_paid", 0)
+    assert stand_ins.apify.calls == []
+    md = output_metadata(result, "write_marker")
+    assert md["credit_guard"].value.startswith("tripped since")
+    assert "paid credit exhausted" in next(r.data["detail"] for r in md["urls"].value.records)
+
+
+def test_short_link_to_a_paid_target_takes_a_slot_of_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
+    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
+    waiting, served = unique_address(), unique_address()
+    for address in (waiting, served):
+        stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
+
+    occupy_paid_pool(pooled_instance)
+    result = record_token_job.execute_in_process(run_config=prepare_config(waiting), resources=res, instance=pooled_instance)
+    assert result.success
+    entry = url_entry(fresh_db, waiting, "twitter")
+    assert (entry["status"], entry["attempts"]) == ("error", 0)  # resolved, but no slot: no paid call, no attempt
+    assert stand_ins.apify.calls == []
+
+    free_paid_pool(pooled_instance)
+    result = record_token_job.execute_in_process(run_config=prepare_config(served), resources=res, instance=pooled_instance)
+    assert result.success
+    assert url_entry(fresh_db, served, "twitter")["status"] == "ok"
+    assert len(stand_ins.apify.calls) == 1
+
+
+# -- 2. deploy-time settings -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", sorted(ENV_NAMES.values()))
+def test_run_config_cannot_set_a_recording_setting(field, stand_ins, instance, mongo_uri, fresh_db, redis_url):
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    value = "true" if field == "enable_paid" else "1"
+    run_config = {**prepare_config(address), "resources": {"recording": {"config": {field: value}}}}
+    with pytest.raises(dg.DagsterInvalidConfigError):
+        record_token_job.execute_in_process(
+            run_config=run_config, resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False), instance=instance,
+        )
+    assert stand_ins.apify.calls == [] and not stand_ins.server.calls("/api/v1/tokens")
+    assert fresh_db["tokens"].find_one({"address": address}) is None
+
+
+def test_no_job_offers_the_recording_settings_in_the_launchpad():
+    from socialrec_pipeline.defs.definitions import defs
+
+    for name in ("record_token_job", "reconcile_job", "retry_job", "metric_refresh_job"):
+        job = defs.get_job_def(name)
+        recording = job.run_config_schema.config_type.fields["resources"].config_type.fields["recording"]
+        assert not recording.is_required
+        assert dict(recording.config_type.fields["config"].config_type.fields) == {}, name
+        with pytest.raises(dg.DagsterInvalidConfigError):
+            dg.validate_run_config(job, {"resources": {"recording": {"config": {"enable_paid": True}}}})
+
+
+# -- 3. every job's paid calls go through the pool -------------------------------------------------
+
+
+def test_reconcile_paid_calls_wait_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
+    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001"), last_transfer="2026-11-30T02:30:00Z"))
+
+    occupy_paid_pool(pooled_instance)
+    result = reconcile_job.execute_in_process(partition_key=WINDOW, resources=res, instance=pooled_instance)
+    assert result.success
+    entry = url_entry(fresh_db, address, "discord")
+    assert (entry["status"], entry["attempts"]) == ("error", 0)
+    assert any("waiting for a slot of the paid_social_api pool" in (e.message or "") for e in pooled_instance.all_logs(result.run_id))
+    assert stand_ins.apify.calls == []
+
+
+def test_retry_of_skipped_paid_waits_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    off = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False)
+    assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=off, instance=pooled_instance).success
+    on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
+
+    occupy_paid_pool(pooled_instance)
+    result = retry_job.execute_in_process(partition_key="skipped_paid", resources=on, instance=pooled_instance)
+    assert result.success
+    assert stand_ins.apify.calls == []
+    assert url_entry(fresh_db, address, "discord")["status"] == "error"
+
+    free_paid_pool(pooled_instance)
+    assert retry_job.execute_in_process(partition_key="error", resources=on, instance=pooled_instance).success
+    assert url_entry(fresh_db, address, "discord")["status"] == "ok" and len(stand_ins.apify.calls) == 1
+
+
+def test_metric_refresh_paid_calls_wait_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
+    assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=on, instance=pooled_instance).success
+    assert len(stand_ins.apify.calls) == 1  # recorded with paid on: a link to refresh
+
+    occupy_paid_pool(pooled_instance)
+    result = metric_refresh_job.execute_in_process(resources=on, instance=pooled_instance)
+    assert result.success
+    assert len(stand_ins.apify.calls) == 1  # no paid call without a slot
+    skipped = output_metadata(result, "refresh_metrics")["skipped"].value
+    assert skipped.get("error") == 1
+
+
+# -- 4. out of credit stops every paid call, across runs -------------------------------------------
+
+
+def test_out_of_credit_in_one_run_stops_the_paid_calls_of_a_concurrent_run(stand_ins, mongo_uri, fresh_db, redis_url):
+    # The provider answers its first run (slowly: both runs are in flight), then only out-of-credit.
+    stand_ins.apify.ok_calls, stand_ins.apify.ok_delay_s = 1, 0.3
+    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
+    tokens = {}
+    for run, first_id in (("a", 7350000000000000101), ("b", 7350000000000000201)):
+        address = unique_address()
+        urls = [VIDEO.format(first_id + i) for i in range(4)]
+        stand_ins.soltracker.put(upstream_token(address, website=urls[0], twitter=urls[1], telegram=urls[2], discord=urls[3]))
+        tokens[run] = address
+
+    spans, results, barrier = {}, {}, threading.Barrier(2)
+
+    def launch(run: str) -> None:
+        with dg.DagsterInstance.ephemeral() as own:
+            barrier.wait()
+            started = time.time()
+            results[run] = record_token_job.execute_in_process(
+                run_config=prepare_config(tokens[run]), resources=res, instance=own
+            )
+            spans[run] = (started, time.time())
+
+    threads = [threading.Thread(target=launch, args=(run,)) for run in tokens]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert all(results[run].success for run in tokens)
+    assert spans["a"][0] < spans["b"][1] and spans["b"][0] < spans["a"][1]  # the two runs overlapped
+
+    assert stand_ins.apify.first_refusal_at is not None
+    assert stand_ins.apify.calls_after_refusal() == []  # not one paid call after "out of credit"
+    assert len(stand_ins.apify.calls) == 2  # the answered one and the refused one
+    statuses = [u["status"] for address in tokens.values() for u in fresh_db["tokens"].find_one({"address": address})["social_urls"]]
+    assert statuses.count("skipped_paid") == 7 and statuses.count("ok") == 1
+    state = stand_ins.guard.state()
+    assert state is not None and state.until is not None
+    for result in results.values():
+        assert output_metadata(result, "write_marker")["credit_guard"].value.startswith("tripped since")
+
+
+def test_operator_reads_and_resets_the_credit_guard(stand_ins, monkeypatch, redis_url, capsys):
+    from socialrec_pipeline.cli import main
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("APIFY_BASE_URL", stand_ins.server.url)
+    monkeypatch.setenv("APIFY_TOKEN", apify_fixtures.DEMO_TOKEN)
+    stand_ins.guard.mark_exhausted("https://tiktok.com/@a/video/1: usage hard limit exceeded")
+    assert main(["paid-credit", "status"]) == 0
+    assert "tripped since" in capsys.readouterr().out
+    assert main(["paid-credit", "reset"]) == 0
+    assert "cleared" in capsys.readouterr().out
+    assert not stand_ins.guard.is_exhausted()
+
+
+# -- 5. manual runs below the threshold ------------------------------------------------------------
+
+
+def test_a_manual_run_below_the_threshold_is_refused_unless_forced(stand_ins, instance, mongo_uri, fresh_db, redis_url):
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, af=3, twitter="https://twitter.com/kolguy"))
+    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False)
+
+    refused = record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=res, instance=instance, raise_on_error=False
+    )
+    assert not refused.success
+    assert fresh_db["tokens"].find_one({"address": address}) is None
+    assert instance.get_run_by_id(refused.run_id).tags["socialrec/outcome"] == "below_threshold"
+    assert "force_below_threshold" in str(refused.failure_data_for_node("prepare").error.message)
+
+    forced = record_token_job.execute_in_process(
+        run_config=prepare_config(address, force_below_threshold=True), resources=res, instance=instance
+    )
+    assert forced.success
+    assert fresh_db["tokens"].find_one({"address": address}) is not None
+    assert instance.get_run_by_id(forced.run_id).tags["socialrec/forced_below_threshold"] == "true"
+    md = output_metadata(forced, "write_marker")
+    assert md["forced_below_threshold"].value is True and md["alpha_finders"].value == 3

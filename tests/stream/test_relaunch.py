@@ -1,0 +1,135 @@
+"""Automatic relaunch of tokens whose run failed (SPEC §6.8), as pure planning over the real inbox:
+backoff steps, the cap, visibility of what gave up, and the inbox staying bounded."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RETRYING, STUCK, RecordInbox
+from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches, wants_retry
+
+A = "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr"
+B = "So11111111111111111111111111111111111111112"
+NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+LIMITS = TickLimits()
+NO_MARKERS = lambda addresses: set()  # noqa: E731
+
+
+def event(address=A, **extra):
+    return TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6, **extra})
+
+
+@pytest.fixture
+def inbox(fresh_db) -> RecordInbox:
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()
+    return inbox
+
+
+def failed(run_id="run-x"):
+    return lambda keys: {k: EndedRun(run_id, "FAILURE") for k in keys}
+
+
+def plan(inbox, at, ended=failed(), markers=NO_MARKERS, active=frozenset()):
+    return plan_launches(inbox, markers, active, at, LIMITS, ended_runs=ended)
+
+
+def test_a_failed_run_is_relaunched_after_each_backoff_step_then_the_entry_is_stuck_and_visible(inbox):
+    inbox.accept([event()], NOW)
+    first = plan(inbox, NOW)
+    keys = [first.launches[0].run_key]
+    at = NOW
+    delays = []
+    for step, delay in enumerate(LIMITS.backoff, start=1):
+        at = at + LIMITS.relaunch_grace  # the run has ended (red) and the grace is over
+        p = plan(inbox, at, failed(f"run-{step}"))
+        assert p.launches == [] and p.backed_off == 1
+        entry = inbox.find(A)
+        assert entry.state == RETRYING and entry.failures == step and entry.last_failed_run_id == f"run-{step}"
+        delays.append(entry.check_at - at)
+        assert plan(inbox, entry.check_at - timedelta(seconds=1)).launches == []  # not before it is due
+        at = entry.check_at
+        p = plan(inbox, at)
+        assert p.relaunched == 1 and len(p.launches) == 1
+        keys.append(p.launches[0].run_key)
+        assert inbox.find(A).state == LAUNCHED
+    assert delays == [timedelta(minutes=m) for m in (1, 5, 15, 60, 60, 60)]
+    assert len(set(keys)) == len(keys) and keys[-1].endswith(f":{len(LIMITS.backoff)}")  # new key each time
+
+    at += LIMITS.relaunch_grace
+    p = plan(inbox, at, failed("run-last"))
+    assert p.gave_up == 1 and p.launches == []
+    stuck = inbox.stuck_entries()
+    assert [(e.token_address, e.state, e.last_failed_run_id) for e in stuck] == [(A, STUCK, "run-last")]
+    assert inbox.count_in_state(STUCK) == 1
+    # Nothing relaunches it automatically any more, however long one waits...
+    for hours in (1, 5, 24):
+        assert plan(inbox, at + timedelta(hours=hours)).launches == []
+    # ...but a new event does, once.
+    inbox.accept([event()], at + timedelta(days=1))
+    assert len(plan(inbox, at + timedelta(days=1)).launches) == 1
+
+
+def test_a_lost_request_and_a_lock_held_elsewhere_are_retried_a_cancelled_or_unknown_token_run_is_not():
+    assert wants_retry(None)  # the request never became a run
+    assert wants_retry(EndedRun("r", "FAILURE"))
+    assert wants_retry(EndedRun("r", "FAILURE", "upstream_failed"))
+    assert wants_retry(EndedRun("r", "SUCCESS", "locked"))
+    assert not wants_retry(EndedRun("r", "SUCCESS", "unknown_token"))
+    assert not wants_retry(EndedRun("r", "CANCELED"))
+
+
+def test_a_retrying_token_is_relaunched_at_once_by_an_event_and_done_entries_are_removed(inbox):
+    inbox.accept([event(), event(B)], NOW)
+    plan(inbox, NOW)
+    at = NOW + LIMITS.relaunch_grace
+    plan(inbox, at)  # both runs failed
+    assert inbox.find(A).state == RETRYING and inbox.find(B).state == RETRYING
+    inbox.accept([event()], at)  # an event for A: no need to wait for the backoff
+    p = plan(inbox, at)
+    assert [l.token_address for l in p.launches] == [A]
+    # B was recorded meanwhile (reconcile): when it is due it is removed, not relaunched.
+    p = plan(inbox, at + timedelta(minutes=2), markers=lambda addrs: {B} & set(addrs))
+    assert p.done == 1 and inbox.find(B) is None and p.new_launches == 0
+
+
+def test_resting_entries_are_swept_for_markers_and_idle_ones_expire(inbox):
+    inbox.accept([event(), event(B)], NOW)
+    plan(inbox, NOW)
+    green = lambda keys: {k: EndedRun("r", "SUCCESS", "unknown_token") for k in keys}  # noqa: E731
+    at = NOW + LIMITS.relaunch_grace
+    assert plan(inbox, at, green).idled == 2
+    assert inbox.find(A).state == IDLE
+    # A gets a marker from the reconcile of its hour: the next sweep removes it.
+    p = plan(inbox, at + LIMITS.sweep_interval, markers=lambda addrs: {A} & set(addrs))
+    assert p.done == 1 and inbox.find(A) is None
+    # B never gets one and no event asks again: removed after the retention, never relaunched.
+    later = at + LIMITS.idle_retention + timedelta(minutes=1)
+    for _ in range(2):
+        p = plan(inbox, later)
+        assert p.launches == []
+    assert inbox.find(B) is None
+    assert inbox.count_in_state(IDLE) == 0
+
+
+def test_an_entry_whose_token_has_an_active_run_is_not_relaunched_by_the_backoff(inbox):
+    inbox.accept([event()], NOW)
+    plan(inbox, NOW)
+    at = NOW + LIMITS.relaunch_grace
+    plan(inbox, at)
+    due = inbox.find(A).check_at
+    p = plan(inbox, due, active={A})  # an operator launched it by hand meanwhile
+    assert p.launches == [] and p.waiting == 1 and inbox.find(A).state == RETRYING
+
+
+def test_idle_entries_from_before_check_at_are_swept_too(fresh_db):
+    fresh_db["record_inbox"].insert_one(
+        {"token_address": A, "state": IDLE, "generation": 2, "relaunch": False, "last_event_at": NOW - timedelta(days=30)}
+    )
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()  # on start-up
+    p = plan(inbox, NOW)
+    assert p.expired == 1 and inbox.find(A) is None
