@@ -42,7 +42,12 @@ from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x  # n
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture  # noqa: E402
 from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
 from socialrec_pipeline.stream.broker import (  # noqa: E402
-    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +58,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 @contextlib.contextmanager
 def stand_ins(addresses: list[str], latency_ms: float):
-    servers = {n: FixtureServer(latency_ms=latency_ms).start() for n in ("soltracker", "x", "github", "telegram", "apify")}
+    servers = {
+        n: FixtureServer(latency_ms=latency_ms).start() for n in ("soltracker", "x", "github", "telegram", "apify")
+    }
     SolTrackerFixture([token(a) for a in addresses], api_key=ST_KEY).install(servers["soltracker"])
     x.demo_fixtures().register(servers["x"])
     github.demo_fixtures().register(servers["github"])
@@ -73,18 +80,22 @@ def postgres_database():
     from psycopg2.extensions import parse_dsn
 
     subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], check=True, timeout=120)
-    url = subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "url"], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    url = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "postgres.sh"), "url"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     parts, name = parse_dsn(url), f"dagster_bench_{uuid.uuid4().hex[:8]}"
     admin = psycopg2.connect(url, connect_timeout=10)
     admin.autocommit = True
     with admin.cursor() as cur:
         cur.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield {"DAGSTER_POSTGRES_HOST": parts.get("host", "127.0.0.1"), "DAGSTER_POSTGRES_PORT": parts.get("port", "5432"),
-               "DAGSTER_POSTGRES_USER": parts.get("user", "postgres"),
-               "DAGSTER_POSTGRES_PASSWORD": parts.get("password") or "unused-with-trust-auth",
-               "DAGSTER_POSTGRES_DB": name}
+        yield {
+            "DAGSTER_POSTGRES_HOST": parts.get("host", "127.0.0.1"),
+            "DAGSTER_POSTGRES_PORT": parts.get("port", "5432"),
+            "DAGSTER_POSTGRES_USER": parts.get("user", "postgres"),
+            "DAGSTER_POSTGRES_PASSWORD": parts.get("password") or "unused-with-trust-auth",
+            "DAGSTER_POSTGRES_DB": name,
+        }
     finally:
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -106,8 +117,9 @@ def group_cpu_seconds(pgids: set[int]) -> float:
 
 
 def spawn(command: list[str], env: dict, log: Path, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=cwd, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    return subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -125,8 +137,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
     parser.add_argument("--instance", choices=("local", "production"), default="local")
-    parser.add_argument("--celery-run-workers", type=int, default=0,
-                        help="launch runs as Celery tasks (dagster-celery's run launcher) on this many workers")
+    parser.add_argument(
+        "--celery-run-workers",
+        type=int,
+        default=0,
+        help="launch runs as Celery tasks (dagster-celery's run launcher) on this many workers",
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
 
@@ -138,7 +154,9 @@ def main() -> None:
     instance_file = ROOT / ("deploy/dagster.yaml" if args.instance == "production" else "dagster.yaml")
     config = yaml.safe_load(instance_file.read_text())
     if args.celery_run_workers:
-        config["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())["run_launcher"]
+        config["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())[
+            "run_launcher"
+        ]
     (home / "dagster.yaml").write_text(yaml.safe_dump(config))
     db_name = f"bench_burst_{uuid.uuid4().hex[:6]}"
     procs: list[subprocess.Popen] = []
@@ -151,24 +169,37 @@ def main() -> None:
         connection = open_connection(RABBITMQ_URL)
         channel = declare_topology(connection, queue, exchange)
         env = {
-            **os.environ, **pg_env, "DAGSTER_HOME": str(home), "MONGODB_URI": uri, "MONGODB_DATABASE": db_name,
-            "SOCIALREC_ENV": env_name, "RABBITMQ_URL": RABBITMQ_URL, "REDIS_URL": REDIS_URL,
+            **os.environ,
+            **pg_env,
+            "DAGSTER_HOME": str(home),
+            "MONGODB_URI": uri,
+            "MONGODB_DATABASE": db_name,
+            "SOCIALREC_ENV": env_name,
+            "RABBITMQ_URL": RABBITMQ_URL,
+            "REDIS_URL": REDIS_URL,
             "RABBITMQ_EXCHANGE": exchange,
-            "SOL_TRACKER_BASE_URL": urls["soltracker"], "SOL_TRACKER_API_KEY": ST_KEY,
-            "TWITTERAPI_BASE_URL": urls["x"], "TWITTERAPI_API_KEY": "bench-x-key",
-            "GITHUB_API_BASE_URL": urls["github"], "TELEGRAM_BASE_URL": urls["telegram"],
-            "APIFY_BASE_URL": urls["apify"], "APIFY_TOKEN": apify.DEMO_TOKEN,
-            "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL, "SOCIALREC_CELERY_RUN_QUEUE": celery_queue,
+            "SOL_TRACKER_BASE_URL": urls["soltracker"],
+            "SOL_TRACKER_API_KEY": ST_KEY,
+            "TWITTERAPI_BASE_URL": urls["x"],
+            "TWITTERAPI_API_KEY": "bench-x-key",
+            "GITHUB_API_BASE_URL": urls["github"],
+            "TELEGRAM_BASE_URL": urls["telegram"],
+            "APIFY_BASE_URL": urls["apify"],
+            "APIFY_TOKEN": apify.DEMO_TOKEN,
+            "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL,
+            "SOCIALREC_CELERY_RUN_QUEUE": celery_queue,
         }
         try:
             if args.celery_run_workers:
                 config_dir = home / "celery_config"
                 config_dir.mkdir()
-                (config_dir / "dagster_celery_config.py").write_text(textwrap.dedent(f"""
+                (config_dir / "dagster_celery_config.py").write_text(
+                    textwrap.dedent(f"""
                     broker_url = {RABBITMQ_URL!r}
                     task_default_queue = {celery_queue!r}
                     worker_prefetch_multiplier = 1
-                """))
+                """)
+                )
                 worker_env = {**env, "PYTHONPATH": str(config_dir)}
                 for i in range(args.celery_run_workers):
                     procs.append(spawn(
@@ -177,8 +208,14 @@ def main() -> None:
                          "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
                         worker_env, home / f"worker{i}.log", ROOT,
                     ))  # fmt: skip
-            procs.append(spawn([str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")], env,
-                               home / "daemon.log", home))
+            procs.append(
+                spawn(
+                    [str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")],
+                    env,
+                    home / "daemon.log",
+                    home,
+                )
+            )
 
             def publish(addr: str) -> float:
                 body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
@@ -227,8 +264,11 @@ def main() -> None:
         from dagster import DagsterEventType, DagsterInstance, RunsFilter
 
         os.environ.update({k: v for k, v in env.items() if k.startswith("DAGSTER_")})
-        phases: dict[str, list[float]] = {"queue (created->launched)": [], "process start (launched->started)": [],
-                                          "run (started->ended)": []}
+        phases: dict[str, list[float]] = {
+            "queue (created->launched)": [],
+            "process start (launched->started)": [],
+            "run (started->ended)": [],
+        }
         with DagsterInstance.get() as instance:
             records = instance.get_run_records(filters=RunsFilter(job_name="record_token_job"))
             wanted = set(measured)
@@ -242,8 +282,9 @@ def main() -> None:
                     runs_of[a] += 1
                 statuses[rec.dagster_run.status.value] = statuses.get(rec.dagster_run.status.value, 0) + 1
                 created = rec.create_timestamp.timestamp()
-                starting = instance.get_records_for_run(rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING,
-                                                        limit=1).records
+                starting = instance.get_records_for_run(
+                    rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING, limit=1
+                ).records
                 if starting and rec.start_time and rec.end_time:
                     phases["queue (created->launched)"].append(starting[0].timestamp - created)
                     phases["process start (launched->started)"].append(rec.start_time - starting[0].timestamp)
@@ -257,16 +298,21 @@ def main() -> None:
         raise SystemExit(f"only {len(seen)} of {len(measured)} markers within {args.timeout:.0f} s")
     elapsed = max(seen.values()) - published_at
     per_min = len(measured) / elapsed * 60
-    mode = f"instance={args.instance} launcher={'celery x%d' % args.celery_run_workers if args.celery_run_workers else 'default'}"
+    launcher = f"celery x{args.celery_run_workers}" if args.celery_run_workers else "default"
+    mode = f"instance={args.instance} launcher={launcher}"
     print(f"{mode} tokens={len(measured)} latency_ms={args.latency_ms:g}")
-    print(f"load average before: {' '.join(f'{v:.2f}' for v in load_from)}, after: {' '.join(f'{v:.2f}' for v in load_to)}")
+    before, after = (" ".join(f"{v:.2f}" for v in load) for load in (load_from, load_to))
+    print(f"load average before: {before}, after: {after}")
     print(f"last marker after {elapsed:.1f} s; markers per token: {sorted(set(markers.values()))}")
     print(f"runs: {sum(statuses.values())} {statuses}; runs per token: {sorted(set(runs_of.values()))}")
     for phase, values in phases.items():
         if values:
-            print(f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s, "
-                  f"sum {sum(values):.0f} s")
-    print(f"CPU seconds per token: {cpu / len(measured):.2f} (daemon, code server, run workers{', Celery workers' if args.celery_run_workers else ''})")
+            print(
+                f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s, "
+                f"sum {sum(values):.0f} s"
+            )
+    counted = "daemon, code server, run workers" + (", Celery workers" if args.celery_run_workers else "")
+    print(f"CPU seconds per token: {cpu / len(measured):.2f} ({counted})")
     print(f"tokens per minute: {per_min:.1f}")
     print(f"burst_tokens_per_min: {per_min:.1f}")
 

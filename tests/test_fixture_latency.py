@@ -21,4 +21,3 @@ def timed_get(server: FixtureServer) -> float:
 def test_a_stand_in_answers_after_its_latency():
     with FixtureServer(latency_ms=300) as slow:
         assert timed_get(slow) >= 0.3
-

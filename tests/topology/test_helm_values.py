@@ -24,6 +24,14 @@ def values() -> dict:
     return yaml.safe_load((ROOT / "deploy" / "helm-values.yaml").read_text())
 
 
+def storage(module: str, klass: str, config: dict) -> dict:
+    return {"module": f"dagster_postgres.{module}", "class": klass, "config": config}
+
+
+def threads(section: dict) -> dict:
+    return {"use_threads": section["useThreads"], "num_workers": section["numWorkers"]}
+
+
 def chart_instance(v: dict) -> dict:
     """The chart's dagster.yaml for these values (the subset of the templates the values use)."""
     pg = v["postgresql"]
@@ -44,9 +52,9 @@ def chart_instance(v: dict) -> dict:
     monitoring, retries = daemon["runMonitoring"], daemon["runRetries"]
     return {
         "scheduler": {"module": "dagster.core.scheduler", "class": "DagsterDaemonScheduler"},
-        "schedule_storage": {"module": "dagster_postgres.schedule_storage", "class": "PostgresScheduleStorage", "config": pg_config},
-        "run_storage": {"module": "dagster_postgres.run_storage", "class": "PostgresRunStorage", "config": pg_config},
-        "event_log_storage": {"module": "dagster_postgres.event_log", "class": "PostgresEventLogStorage", "config": pg_config},
+        "schedule_storage": storage("schedule_storage", "PostgresScheduleStorage", pg_config),
+        "run_storage": storage("run_storage", "PostgresRunStorage", pg_config),
+        "event_log_storage": storage("event_log", "PostgresEventLogStorage", pg_config),
         "run_launcher": {
             "module": "dagster_k8s", "class": "K8sRunLauncher",
             "config": {
@@ -68,7 +76,10 @@ def chart_instance(v: dict) -> dict:
         },
         "concurrency": {
             "pools": {"default_limit": pools["defaultLimit"]},
-            "runs": {"max_concurrent_runs": runs["maxConcurrentRuns"], "tag_concurrency_limits": runs["tagConcurrencyLimits"]},
+            "runs": {
+                "max_concurrent_runs": runs["maxConcurrentRuns"],
+                "tag_concurrency_limits": runs["tagConcurrencyLimits"],
+            },
         },
         "run_monitoring": {
             "enabled": monitoring["enabled"], "start_timeout_seconds": monitoring["startTimeoutSeconds"],
@@ -77,8 +88,8 @@ def chart_instance(v: dict) -> dict:
             "free_slots_after_run_end_seconds": monitoring["freeSlotsAfterRunEndSeconds"],
         },
         "run_retries": {"enabled": retries["enabled"], "max_retries": retries["maxRetries"]},
-        "sensors": {"use_threads": daemon["sensors"]["useThreads"], "num_workers": daemon["sensors"]["numWorkers"]},
-        "schedules": {"use_threads": daemon["schedules"]["useThreads"], "num_workers": daemon["schedules"]["numWorkers"]},
+        "sensors": threads(daemon["sensors"]),
+        "schedules": threads(daemon["schedules"]),
         "telemetry": {"enabled": v["telemetry"]["enabled"]},
     }  # fmt: skip
 
@@ -111,7 +122,10 @@ def test_the_cluster_keeps_the_limits_of_deploy_dagster_yaml():
     rendered = chart_instance(values())
     assert rendered["concurrency"] == instance["concurrency"]
     assert rendered["run_coordinator"] == instance["run_coordinator"]
-    assert rendered["run_storage"]["config"]["postgres_db"]["scheme"] == instance["storage"]["postgres"]["postgres_db"]["scheme"]
+    assert (
+        rendered["run_storage"]["config"]["postgres_db"]["scheme"]
+        == instance["storage"]["postgres"]["postgres_db"]["scheme"]
+    )
     for key in ("max_retries", "enabled"):
         assert rendered["run_retries"][key] == instance["run_retries"][key]
     # The daemon is one process per deployment: the chart has no replica count for it, and the

@@ -29,6 +29,7 @@ from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fi
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 WINDOW = "2026-11-30-02:00"
+LOCATIONS = "{ workspaceOrError { ... on Workspace { locationEntries { name locationOrLoadError { __typename } } } } }"
 
 
 def compose() -> dict:
@@ -68,10 +69,10 @@ class Topology:
         self.procs: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, command: list[str]) -> None:
-        log = open(self.home / f"{name}.log", "w")
-        self.procs[name] = subprocess.Popen(
-            command, cwd=self.home, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        with open(self.home / f"{name}.log", "w") as log:  # the child keeps its own descriptor
+            self.procs[name] = subprocess.Popen(
+                command, cwd=self.home, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.home.glob("*.log")))
@@ -92,7 +93,9 @@ class Topology:
                 proc.wait(timeout=10)
 
 
-def wait_for(predicate, timeout: float, what: str, topology: Topology, every: float = 0.5, broker: Broker | None = None):
+def wait_for(
+    predicate, timeout: float, what: str, topology: Topology, every: float = 0.5, broker: Broker | None = None
+):
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = predicate()
@@ -157,7 +160,9 @@ def test_compose_topology_runs_natively_on_postgres(
     celery_queue = f"socialrec-runs-test{unique_suffix}"
     if run_workers == "celery":
         instance = yaml.safe_load(instance_text)
-        instance["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())["run_launcher"]
+        instance["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())[
+            "run_launcher"
+        ]
         instance_text = yaml.safe_dump(instance)
     (home / "dagster.yaml").write_text(instance_text)
     grpc_port, web_port = free_port(), free_port()
@@ -194,17 +199,19 @@ def test_compose_topology_runs_natively_on_postgres(
             from .test_scale_out import CeleryWorkers
 
             (tmp_path / "celery").mkdir()
-            workers = CeleryWorkers(tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)},
-                                    result_backend=None)  # run workers report through Dagster's storage
+            workers = CeleryWorkers(
+                tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)}, result_backend=None
+            )  # run workers report through Dagster's storage
             workers.start(2)
         topology.start("user-code", native(code_command, port=grpc_port))
-        topology.start("webserver", native(services["webserver"]["command"], port=web_port, workspace=home / "workspace.yaml"))
+        topology.start(
+            "webserver", native(services["webserver"]["command"], port=web_port, workspace=home / "workspace.yaml")
+        )
         topology.start("daemon", native(services["daemon"]["command"], port=0, workspace=home / "workspace.yaml"))
         wait_for(lambda: http_ok(web_port, "/server_info"), 180, "the webserver", topology)
         location = wait_for(
             lambda: [
-                e for e in graphql(web_port, "{ workspaceOrError { ... on Workspace { locationEntries "
-                                   "{ name locationOrLoadError { __typename } } } } }")["data"]["workspaceOrError"]["locationEntries"]
+                e for e in graphql(web_port, LOCATIONS)["data"]["workspaceOrError"]["locationEntries"]
                 if e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
             ],
             180, "the code location over gRPC", topology,
@@ -233,7 +240,9 @@ def test_compose_topology_runs_natively_on_postgres(
                 return None
             return status if status.value in ("SUCCESS", "FAILURE", "CANCELED") else None
 
-        assert wait_for(finished, 300, "the reconcile run", topology, every=1, broker=broker).value == "SUCCESS", topology.logs()
+        assert wait_for(finished, 300, "the reconcile run", topology, every=1, broker=broker).value == "SUCCESS", (
+            topology.logs()
+        )
         assert fresh_db["tokens"].find_one({"address": missed}) is not None
     finally:
         topology.stop()

@@ -42,28 +42,27 @@ class CeleryWorkers:
     """`celery -A dagster_celery.app worker` processes, configured the way `dagster-celery worker
     start -y` configures them (a `dagster_celery_config` module on PYTHONPATH)."""
 
-    def __init__(self, tmp: Path, broker_url: str, queue: str, env: dict[str, str], result_backend: str | None = "rpc://") -> None:
+    def __init__(
+        self, tmp: Path, broker_url: str, queue: str, env: dict[str, str], result_backend: str | None = "rpc://"
+    ) -> None:
         self.tmp, self.queue = tmp, queue
         config_dir = tmp / "celery_config"
         config_dir.mkdir()
-        (config_dir / "dagster_celery_config.py").write_text(textwrap.dedent(f"""
+        (config_dir / "dagster_celery_config.py").write_text(
+            textwrap.dedent(f"""
             broker_url = {broker_url!r}
             result_backend = {result_backend!r}
             task_default_queue = {queue!r}
             worker_prefetch_multiplier = 1
-        """))
+        """)
+        )
         self.env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(config_dir), str(ROOT)])}
         self.procs: list[subprocess.Popen] = []
 
     def start(self, count: int, concurrency: int = 1) -> None:
         for i in range(count):
-            log = open(self.tmp / f"worker{i}.log", "w")
-            self.procs.append(subprocess.Popen(
-                [str(BIN / "celery"), "-A", "dagster_celery.app", "worker", "-Q", self.queue,
-                 f"--concurrency={concurrency}", "--prefetch-multiplier=1", "-n", f"w{i}-{self.queue}@%h",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            ))  # fmt: skip
+            with open(self.tmp / f"worker{i}.log", "w") as log:  # the child keeps its own descriptor
+                self.procs.append(self._spawn(i, concurrency, log))
         deadline = time.time() + 120
         while time.time() < deadline:
             logs = [p.read_text() for p in sorted(self.tmp.glob("worker*.log"))]
@@ -72,6 +71,14 @@ class CeleryWorkers:
             assert all(p.poll() is None for p in self.procs), self.logs()
             time.sleep(0.5)
         raise AssertionError(f"Celery workers did not get ready\n{self.logs()}")
+
+    def _spawn(self, i: int, concurrency: int, log) -> subprocess.Popen:
+        return subprocess.Popen(
+            [str(BIN / "celery"), "-A", "dagster_celery.app", "worker", "-Q", self.queue,
+             f"--concurrency={concurrency}", "--prefetch-multiplier=1", "-n", f"w{i}-{self.queue}@%h",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.tmp.glob("worker*.log")))
@@ -126,15 +133,20 @@ def test_celery_step_workers_record_a_token_with_the_lock_handed_over(
                     instance=instance,
                     run_config={
                         "ops": {"prepare": {"config": {"token_address": address, "symbol": "FOUR"}}},
-                        "execution": {"config": {
-                            "broker": rabbitmq_url, "backend": "rpc://",
-                            "config_source": {"task_default_queue": celery_queue},
-                        }},
+                        "execution": {
+                            "config": {
+                                "broker": rabbitmq_url,
+                                "backend": "rpc://",
+                                "config_source": {"task_default_queue": celery_queue},
+                            }
+                        },
                     },  # fmt: skip
                 )
                 assert result.success, workers.logs()
                 events = [e for e in instance.all_logs(result.run_id) if e.dagster_event is not None]
-                starts = {e.step_key: e.dagster_event.pid for e in events if e.dagster_event.event_type_value == "STEP_START"}
+                starts = {
+                    e.step_key: e.dagster_event.pid for e in events if e.dagster_event.event_type_value == "STEP_START"
+                }
                 hosts = {
                     e.dagster_event.engine_event_data.metadata["Celery worker"].value
                     for e in events
