@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -105,7 +106,9 @@ class Faults:
 class FixtureServer:
     """`with FixtureServer() as server: server.route("GET", "/x", handler); server.url`."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0) -> None:
+        #: Every answer waits this long first (benchmarks: a provider answering in L ms).
+        self.latency_s = max(0.0, float(latency_ms)) / 1000
         self._routes: dict[tuple[str, str], Handler] = {}
         self._prefix_routes: list[tuple[str, str, Handler]] = []
         self.requests: list[Request] = []
@@ -184,6 +187,8 @@ class FixtureServer:
     def _dispatch(self, request: Request) -> Reply:
         with self._lock:
             self.requests.append(request)
+        if self.latency_s:
+            time.sleep(self.latency_s)
         fault = self._faults.take(request.path)
         if fault is not None:
             return fault
