@@ -41,16 +41,16 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Reply":
+    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
         merged = {"Content-Type": "application/json", **(headers or {})}
         return cls(status=status, body=json.dumps(payload).encode(), headers=merged)
 
     @classmethod
-    def html(cls, text: str, status: int = 200) -> "Reply":
+    def html(cls, text: str, status: int = 200) -> Reply:
         return cls(status=status, body=text.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
 
     @classmethod
-    def redirect(cls, location: str, status: int = 302) -> "Reply":
+    def redirect(cls, location: str, status: int = 302) -> Reply:
         return cls(status=status, headers={"Location": location})
 
 
@@ -161,9 +161,10 @@ class FixtureServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # AF_UNIX only; we bind TCP
         return f"http://{host}:{port}"
 
-    def start(self) -> "FixtureServer":
+    def start(self) -> FixtureServer:
         # `stop()` waits for the loop to look at its flag: every 50 ms, not the default 500 ms.
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fixture-http", daemon=True
@@ -177,7 +178,7 @@ class FixtureServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FixtureServer":
+    def __enter__(self) -> FixtureServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
