@@ -16,6 +16,7 @@ import dagster as dg
 # re-exported by `dagster`, and the only link from an inbox entry's launch to the run it became.
 from dagster._core.storage.tags import RUN_KEY_TAG
 
+from socialrec_pipeline.defs.record_token import RecordTokenConfig
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
 from socialrec_pipeline.recording.settings import SettingError
@@ -84,17 +85,15 @@ def run_request(launch: Launch, sandbox: bool) -> dg.RunRequest:
     first = launch.first_flow_timestamp
     return dg.RunRequest(
         run_key=launch.run_key,
-        run_config={
-            "ops": {
-                "prepare": {
-                    "config": {
-                        "token_address": launch.token_address,
-                        "first_flow_timestamp": first.isoformat() if first else None,
-                        "symbol": launch.symbol,
-                    }
-                }
+        run_config=dg.RunConfig(
+            ops={
+                "prepare": RecordTokenConfig(
+                    token_address=launch.token_address,
+                    first_flow_timestamp=first.isoformat() if first else None,
+                    symbol=launch.symbol,
+                )
             }
-        },
+        ),
         tags=run_tags(launch.token_address, source="stream", sandbox=sandbox),
     )
 

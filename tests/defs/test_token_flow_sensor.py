@@ -176,3 +176,20 @@ def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(in
     result = tick(instance, stream_resources)  # Mongo is back
     assert [r.tags[TOKEN_TAG] for r in result.run_requests] == [QUALIFYING_ADDRESSES[0]]
     assert broker.depth(broker.queue) == 0 and broker.depth(broker.dlq) == 1
+
+
+def test_run_request_config_is_built_from_the_typed_op_config_and_fits_the_job():
+    from datetime import datetime, timezone
+
+    import dagster as dg
+
+    from socialrec_pipeline.defs.record_token import record_token_job
+    from socialrec_pipeline.defs.token_flow import run_request
+    from socialrec_pipeline.stream.intake import Launch
+
+    first = datetime(2026, 11, 29, tzinfo=timezone.utc)
+    launch = Launch("So11111111111111111111111111111111111111112", "entry", 0, "SOL", first)
+    request = run_request(launch, sandbox=False)
+    prepare = request.run_config["ops"]["prepare"]["config"]
+    assert prepare["token_address"] == launch.token_address and prepare["symbol"] == "SOL"
+    assert dg.validate_run_config(record_token_job, request.run_config)
