@@ -8,7 +8,7 @@ from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox, run_key
 from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
 
-from .conftest import QUALIFYING_ADDRESSES
+from tests.broker import QUALIFYING_ADDRESSES
 
 A = QUALIFYING_ADDRESSES[0]
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
