@@ -31,7 +31,7 @@ import os
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -64,7 +64,14 @@ from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
 from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 from socialrec_pipeline.store.client import open_client, open_database
-from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for
+from socialrec_pipeline.stream.broker import (
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
+)
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -240,7 +247,7 @@ def out_of_credit_race(bench: Bench) -> tuple[int, int, int]:
 def main() -> None:
     from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
-    print(f"# {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; loopback stand-ins, real Redis/RabbitMQ/MongoDB", flush=True)
+    print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; loopback stand-ins, real Redis/RabbitMQ/MongoDB", flush=True)
     with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
         bench = Bench(uri)
         try:

@@ -34,7 +34,12 @@ from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
-    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

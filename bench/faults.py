@@ -34,7 +34,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -244,7 +244,7 @@ class Expect:
 class World:
     """A queue, an exchange and a database of one scenario's own, on the bench's services."""
 
-    def __init__(self, bench: "Bench", name: str) -> None:
+    def __init__(self, bench: Bench, name: str) -> None:
         self.bench = bench
         self.env = f"faults{uuid.uuid4().hex[:8]}"
         self.exchange = f"{EXCHANGE}.{self.env}"
@@ -590,7 +590,7 @@ def duplicates_out_of_order(w: World, row: Row) -> None:
     times = ["2026-11-29T21:00:00Z", "2026-11-29T20:00:00Z", "2026-11-29T22:30:00Z", "2026-11-29T19:45:00Z"]
     tokens = [w.token() for _ in range(5)]
     for addr in tokens:
-        w.expected[addr].first_transfer_at = datetime(2026, 11, 29, 19, 45, tzinfo=timezone.utc)
+        w.expected[addr].first_transfer_at = datetime(2026, 11, 29, 19, 45, tzinfo=UTC)
     bodies = [flow(a, firstFlowTimestamp=t) for a in tokens for t in times[:3]]
     random.shuffle(bodies)
     w.publish(*bodies)

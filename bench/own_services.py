@@ -80,7 +80,7 @@ class OwnService:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def start(self) -> "OwnService":
+    def start(self) -> OwnService:
         if self.running:
             return self
         if not port_free(self.port):

@@ -23,7 +23,12 @@ import uuid
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
-    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
 )
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain

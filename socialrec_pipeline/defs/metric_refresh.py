@@ -5,8 +5,8 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.services import (
     TRANSIENT_RETRY,
     credit_guard_metadata,

@@ -5,12 +5,13 @@ hour. Concurrent runs are capped by the run queue's limit on the tag `socialrec/
 """
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -18,7 +19,6 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.services import (
     credit_guard_metadata,
     status_counts,
@@ -28,8 +28,8 @@ from socialrec_pipeline.defs.services import (
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
-from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 from socialrec_pipeline.recording.settings import SettingError
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 
 START_VARIABLE = "SOCIALREC_RECONCILE_START"
 START_FORMAT = "%Y-%m-%d-%H:%M"
@@ -47,7 +47,7 @@ def reconcile_start(environ=os.environ, now: datetime | None = None) -> str:
     """
     raw = (environ.get(START_VARIABLE) or "").strip()
     if not raw:
-        today = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
+        today = (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
         return today.strftime(START_FORMAT)
     try:
         parsed = datetime.strptime(raw, START_FORMAT)
@@ -109,7 +109,7 @@ def reconcile_window_body(
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
         recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
-        deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
+        deadline = datetime.now(UTC) + timedelta(minutes=config.max_minutes)
         try:
             result = service.run_window(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"

@@ -39,8 +39,9 @@ from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import HeldPaidSlot
-from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
+from socialrec_pipeline.recording.provider_stops import RedisProviderStops
+
 
 class RecordTokenConfig(dg.Config):
     token_address: str = Field(description="Mint address of the token to record (base58).")

@@ -195,7 +195,7 @@ class RecordingSettingsResource(dg.ResourceDefinition):
         self.source = source
 
     @classmethod
-    def from_environment(cls) -> "RecordingSettingsResource":
+    def from_environment(cls) -> RecordingSettingsResource:
         """The code location's binding: the process environment, read at run (or tick) time."""
         resource = cls.__new__(cls)
         resource._init(None)

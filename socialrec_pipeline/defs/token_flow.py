@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
+
 # The tag the daemon puts on every run it starts from a RunRequest (the request's run key); not
 # re-exported by `dagster`, and the only link from an inbox entry's launch to the run it became.
 from dagster._core.storage.tags import RUN_KEY_TAG
@@ -202,7 +203,7 @@ def token_flow_sensor(
         inbox,
         store.tokens.find_existing_addresses,
         active_tokens(context.instance),
-        datetime.now(timezone.utc),
+        datetime.now(UTC),
         TICK_LIMITS,
         ended_runs=lambda keys: ended_runs(context.instance, keys),
         lower_first_transfer=store.tokens.lower_first_transfer_at,

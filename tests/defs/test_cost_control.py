@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
@@ -230,7 +230,7 @@ def test_metric_refresh_paid_calls_wait_for_the_paid_pool(stand_ins, pooled_inst
     assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=on, instance=pooled_instance).success
     assert len(stand_ins.apify.calls) == 1  # recorded with paid on: a link to refresh
 
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)  # past the minimum interval between points
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)  # past the minimum interval between points
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     occupy_paid_pool(pooled_instance)
     result = metric_refresh_job.execute_in_process(resources=on, instance=pooled_instance)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
@@ -12,7 +12,7 @@ from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 
-from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
 
 WINDOW = "2026-11-30-02:00"
 
@@ -116,7 +116,7 @@ def test_reconcile_schedule_targets_the_previous_hour():
     repo = defs.get_repository_def()
     schedule = repo.get_schedule_def(reconcile_schedule.name)
     context = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=timezone.utc), repository_def=repo
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=UTC), repository_def=repo
     )
     requests = schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == ["2026-11-30-04:00"]
@@ -128,7 +128,7 @@ def test_retry_schedule_launches_the_three_retryable_statuses():
 
     repo = defs.get_repository_def()
     context = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 11, 30, 5, 15, tzinfo=timezone.utc), repository_def=repo
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 15, tzinfo=UTC), repository_def=repo
     )
     requests = retry_schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == ["error", "unsupported", "skipped_paid"]
@@ -151,7 +151,7 @@ def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mong
     assert too_soon.success and metadata_of(too_soon, "refresh_metrics")["points_appended"] == 0  # 1 h between points
     assert metadata_of(too_soon, "refresh_metrics")["min_interval_minutes"] == 60
 
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)  # time passes
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)  # time passes
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     result = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
 
@@ -175,7 +175,7 @@ def test_metric_refresh_failures_are_warnings_and_counted_and_the_op_retries_tra
     resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
     config = {"ops": {"prepare": {"config": {"token_address": address}}}}
     assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     server.route("GET", "/twitter/user/info", Reply.json({"error": "boom"}, status=503))
     try:

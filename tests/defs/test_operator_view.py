@@ -16,7 +16,7 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"

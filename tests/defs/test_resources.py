@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialrec_pipeline.defs.resources import RecordingSettingsResource, resources_from_env
+from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
 

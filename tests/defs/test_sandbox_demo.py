@@ -11,8 +11,18 @@ import dagster as dg
 
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import (
-    ApifyResource, GeneratorsResource, GitHubResource, MongoResource, RecordingSettingsResource, RedditResource,
-    RedisResource, SolTrackerResource, TelegramResource, UrlscanResource, XApiResource, YouTubeResource,
+    ApifyResource,
+    GeneratorsResource,
+    GitHubResource,
+    MongoResource,
+    RecordingSettingsResource,
+    RedditResource,
+    RedisResource,
+    SolTrackerResource,
+    TelegramResource,
+    UrlscanResource,
+    XApiResource,
+    YouTubeResource,
 )
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC
 
 import dagster as dg
 import pytest
@@ -179,7 +180,7 @@ def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(in
 
 
 def test_run_request_config_is_built_from_the_typed_op_config_and_fits_the_job():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     import dagster as dg
 
@@ -187,7 +188,7 @@ def test_run_request_config_is_built_from_the_typed_op_config_and_fits_the_job()
     from socialrec_pipeline.defs.token_flow import run_request
     from socialrec_pipeline.stream.intake import Launch
 
-    first = datetime(2026, 11, 29, tzinfo=timezone.utc)
+    first = datetime(2026, 11, 29, tzinfo=UTC)
     launch = Launch("So11111111111111111111111111111111111111112", "entry", 0, "SOL", first)
     request = run_request(launch, sandbox=False)
     prepare = request.run_config["ops"]["prepare"]["config"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -33,14 +33,14 @@ def test_contract_example_parses_with_utc_times_and_ignores_unknown_fields():
         )
     )
     assert event.token_address == ADDRESS
-    assert event.first_flow_timestamp == datetime(2026, 11, 29, 21, 14, 3, 512000, tzinfo=timezone.utc)
-    assert event.flow_at == datetime.fromtimestamp(1796245200, tz=timezone.utc)
+    assert event.first_flow_timestamp == datetime(2026, 11, 29, 21, 14, 3, 512000, tzinfo=UTC)
+    assert event.flow_at == datetime.fromtimestamp(1796245200, tz=UTC)
     assert event.symbol == "POPCAT"
 
 
 def test_offset_timestamps_are_converted_to_utc():
     event = parse_token_flow(body(firstFlowTimestamp="2026-11-30T09:00:00+09:00"))
-    assert event.first_flow_timestamp == datetime(2026, 11, 30, 0, 0, tzinfo=timezone.utc)
+    assert event.first_flow_timestamp == datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 
 
 def test_threshold_is_five_and_inclusive():

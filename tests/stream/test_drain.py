@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain
-
 from tests.broker import QUALIFYING_ADDRESSES, flow
 
 

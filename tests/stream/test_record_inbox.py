@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox, run_key
 from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
-
 from tests.broker import QUALIFYING_ADDRESSES
 
 A = QUALIFYING_ADDRESSES[0]
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 NO_MARKERS = lambda addresses: set()  # noqa: E731
 
 

@@ -193,7 +193,7 @@ class MeteredApify:
         self.first_refusal_at: float | None = None
         self._lock = threading.Lock()
 
-    def register(self, server: FixtureServer, *, token: str = DEMO_TOKEN) -> "MeteredApify":
+    def register(self, server: FixtureServer, *, token: str = DEMO_TOKEN) -> MeteredApify:
         register_actor(server, TIKTOK_ACTOR, self._tiktok, token=token)
         register_actor(server, INSTAGRAM_ACTOR, self._instagram, token=token)
         return self

@@ -66,7 +66,7 @@ class YouTubeFixtures:
         self.videos: dict[str, dict[str, Any]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
 
-    def register(self, server: FixtureServer, prefix: str = "") -> "YouTubeFixtures":
+    def register(self, server: FixtureServer, prefix: str = "") -> YouTubeFixtures:
         server.route("GET", f"{prefix}/videos", self._videos)
         server.route("GET", f"{prefix}/channels", self._channels)
         return self
