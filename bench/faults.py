@@ -423,9 +423,16 @@ class World:
             return {}
 
     # -- upstream -----------------------------------------------------------------------------
-    def token(self, *, website: str | None = "https://project.example/", twitter: str | None = "x.com/kolguy",
-              first_flow: str = "2026-11-29T21:14:03Z", expect: dict[str, set[str]] | None = None,
-              known: bool = True, **socials) -> str:
+    def token(
+        self,
+        *,
+        website: str | None = "https://project.example/",
+        twitter: str | None = "x.com/kolguy",
+        first_flow: str = "2026-11-29T21:14:03Z",
+        expect: dict[str, set[str]] | None = None,
+        known: bool = True,
+        **socials,
+    ) -> str:
         addr = address()
         if known:
             self.bench.stand_ins.soltracker.put(
@@ -533,9 +540,7 @@ class Bench:
         self.outbound.install()
         self.instance = dg.DagsterInstance.ephemeral()
         # The sensor's own backoff, without its minutes: what failed is relaunched on the next tick.
-        token_flow.TICK_LIMITS = TickLimits(
-            max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6
-        )
+        token_flow.TICK_LIMITS = TickLimits(max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6)
 
     def stop(self) -> None:
         if self.instance is not None:
@@ -743,24 +748,57 @@ def _hang(request):
 def hostile_urls(w: World, row: Row) -> None:
     sink = int(w.bench.stand_ins.sink.url.rsplit(":", 1)[1])
     hostile = [
-        f"http://127.0.0.1:{sink}/admin", f"http://localhost:{sink}/", f"https://127.0.0.1:{sink}/",
-        "http://169.254.169.254/latest/meta-data/iam/", f"http://[::1]:{sink}/", f"https://x.com@127.0.0.1:{sink}/",
-        f"https://t.co@127.0.0.1:{sink}/abc", f"http://0x7f000001:{sink}/", f"http://2130706433:{sink}/",
-        "file:///etc/passwd", f"gopher://127.0.0.1:{sink}/_INFO", "javascript:alert(1)",
-        f"https://t.co:{sink}/abc", f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy", "https://x.com/kolguy/../../admin",
-        "https://twitter.com/" + "a" * 5000, "https://youtube.com/watch?v=<script>alert(1)</script>",
-        "https://t.me/\u202eevil", f"ftp://127.0.0.1:{sink}/", "data:text/html,<h1>x</h1>",
-        f"https://github.com:{sink}/pumpdev", f"https://www.reddit.com:{sink}/r/solana", f"http://127.1:{sink}/",
-        f"https://youtu.be:{sink}/dQw4w9WgXcQ", "https://vm.tiktok.com@127.0.0.1/abc", f"http://0.0.0.0:{sink}/",
-        f"https://[::ffff:127.0.0.1]:{sink}/", "https://x.com/i/communities/1790000000000000042@evil.example",
-        "\\\\127.0.0.1\\share", f"https://t.me:{sink}/pumpchannel",
+        f"http://127.0.0.1:{sink}/admin",
+        f"http://localhost:{sink}/",
+        f"https://127.0.0.1:{sink}/",
+        "http://169.254.169.254/latest/meta-data/iam/",
+        f"http://[::1]:{sink}/",
+        f"https://x.com@127.0.0.1:{sink}/",
+        f"https://t.co@127.0.0.1:{sink}/abc",
+        f"http://0x7f000001:{sink}/",
+        f"http://2130706433:{sink}/",
+        "file:///etc/passwd",
+        f"gopher://127.0.0.1:{sink}/_INFO",
+        "javascript:alert(1)",
+        f"https://t.co:{sink}/abc",
+        f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy",
+        "https://x.com/kolguy/../../admin",
+        "https://twitter.com/" + "a" * 5000,
+        "https://youtube.com/watch?v=<script>alert(1)</script>",
+        "https://t.me/\u202eevil",
+        f"ftp://127.0.0.1:{sink}/",
+        "data:text/html,<h1>x</h1>",
+        f"https://github.com:{sink}/pumpdev",
+        f"https://www.reddit.com:{sink}/r/solana",
+        f"http://127.1:{sink}/",
+        f"https://youtu.be:{sink}/dQw4w9WgXcQ",
+        "https://vm.tiktok.com@127.0.0.1/abc",
+        f"http://0.0.0.0:{sink}/",
+        f"https://[::ffff:127.0.0.1]:{sink}/",
+        "https://x.com/i/communities/1790000000000000042@evil.example",
+        "\\\\127.0.0.1\\share",
+        f"https://t.me:{sink}/pumpchannel",
     ]
-    any_status = {"ok", "not_found", "blocked", "suspended", "invalid", "exhausted", "error", "unsupported", "skipped_paid"}
+    any_status = {
+        "ok",
+        "not_found",
+        "blocked",
+        "suspended",
+        "invalid",
+        "exhausted",
+        "error",
+        "unsupported",
+        "skipped_paid",
+    }
     fields = ("website", "twitter", "telegram", "discord")
     for i in range(0, len(hostile), 3):
-        chunk = hostile[i:i + 3]
+        chunk = hostile[i : i + 3]
         socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk))))
-        addr = w.token(website="https://project.example/", expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}}, **socials)
+        addr = w.token(
+            website="https://project.example/",
+            expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}},
+            **socials,
+        )
         w.publish(flow(addr))
     w.bench.stand_ins.sink.reset_log()
     w.settle()
@@ -782,7 +820,10 @@ SCENARIOS = {
     "soltracker_timeout": soltracker_timeout,
     "soltracker_bad_shape": soltracker_bad_shape,
     "platform_5xx": _platform_fault("fault5xx", lambda r: Reply.json({"status": "error", "msg": "boom"}, status=502)),
-    "platform_429": _platform_fault("fault429", lambda r: Reply.json({"status": "error", "msg": "slow down"}, status=429, headers={"Retry-After": "1"})),
+    "platform_429": _platform_fault(
+        "fault429",
+        lambda r: Reply.json({"status": "error", "msg": "slow down"}, status=429, headers={"Retry-After": "1"}),
+    ),
     "platform_hang": _platform_fault("faulthang", _hang),
     "platform_bad_body": _platform_fault("faultbody", lambda r: Reply.html("<html><body>Bad gateway</body></html>")),
     "hostile_urls": hostile_urls,
@@ -794,7 +835,8 @@ def main() -> int:
     parser.add_argument("--port-base", type=int, default=int(os.environ.get("SOCIALREC_FAULTS_PORT_BASE", "21200")))
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument(
-        "--shared-broker", action="store_true",
+        "--shared-broker",
+        action="store_true",
         help="use an exchange and queues of the bench's own on RABBITMQ_URL instead of a second node "
         "(the broker scenarios are then skipped)",
     )
@@ -807,7 +849,9 @@ def main() -> int:
     try:
         bench.start()
         if bench.broker_skip:
-            print(f"broker: shared broker, exchange and queues of the bench's own; broker-restart scenarios skipped: {bench.broker_skip}")
+            print(
+                f"broker: shared broker, exchange and queues of the bench's own; broker-restart scenarios skipped: {bench.broker_skip}"
+            )
         else:
             print(f"broker: own RabbitMQ node {bench.rabbit.node} on port {bench.rabbit.port}")
         header = f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} {'outb':>4} {'sec':>6}  note"

@@ -23,7 +23,8 @@ class MetricRefreshConfig(dg.Config):
     lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours.")
     #: Generator calls per run (the cost bound); paid platforms are skipped while paid is off.
     budget: int = Field(
-        default=200, description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off."
+        default=200,
+        description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off.",
     )
 
 
@@ -44,7 +45,9 @@ def refresh_metrics(
     with transient_only(context):
         # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
-        result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+        result = MetricRefreshService(recorder.store, recorder).run(
+            timedelta(hours=config.lookback_hours), config.budget
+        )
         guard = credit_guard_metadata(context, recorder.credit_guard)
     summary = {
         "candidates": result.candidates,

@@ -120,9 +120,12 @@ def reconcile_window_body(
                 f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
                 f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
                 "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
-                + ("the step retries, then launch this partition again." if transient else
-                   "not retried (a refused key or an answer outside the contract does not change by asking again "
-                   "at once): fix it, then launch this partition again.")
+                + (
+                    "the step retries, then launch this partition again."
+                    if transient
+                    else "not retried (a refused key or an answer outside the contract does not change by asking again "
+                    "at once): fix it, then launch this partition again."
+                )
             )
             context.log.error(message)
             raise dg.Failure(description=message, allow_retries=transient) from exc
@@ -142,7 +145,10 @@ def reconcile_window_body(
         **status_counts(result.url_statuses),
         **credit_guard_metadata(context, recorder.credit_guard),
     }
-    context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
+    context.log.info(
+        f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC "
+        + " ".join(f"{k}={v}" for k, v in summary.items())
+    )
     warn_stopped_credentials(context, result.stopped_credentials.values())
     problems = []
     if result.failed:
@@ -157,7 +163,9 @@ def reconcile_window_body(
             allow_retries=False,
         )
     if result.skipped_locked:
-        context.log.info(f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it")
+        context.log.info(
+            f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it"
+        )
     return dg.MaterializeResult(metadata=metadata)
 
 

@@ -353,7 +353,9 @@ def resources_from_env() -> dict[str, Any]:
         reddit=RedditResource(
             base_url=env_or(
                 "REDDIT_BASE_URL",
-                REDDIT_OAUTH_BASE_URL if os.environ.get("REDDIT_CLIENT_ID") else field_default(RedditResource, "base_url"),
+                REDDIT_OAUTH_BASE_URL
+                if os.environ.get("REDDIT_CLIENT_ID")
+                else field_default(RedditResource, "base_url"),
             ),
             client_id=env_or("REDDIT_CLIENT_ID", None),
             client_secret=env_or("REDDIT_CLIENT_SECRET", None),
@@ -364,7 +366,9 @@ def resources_from_env() -> dict[str, Any]:
         ),
     )
     return {
-        "mongo": MongoResource(uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", field_default(MongoResource, "database"))),
+        "mongo": MongoResource(
+            uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", field_default(MongoResource, "database"))
+        ),
         "redis": RedisResource(url=env_or("REDIS_URL", field_default(RedisResource, "url"))),
         "rabbitmq": RabbitMQResource(
             url=env_or("RABBITMQ_URL", field_default(RabbitMQResource, "url")),

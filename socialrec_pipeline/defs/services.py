@@ -42,7 +42,9 @@ def token_recorder(
         upstream=soltracker.client() if soltracker is not None else None,
         locks=TokenLocks(client, ttl_s=settings.lock_ttl_s),
         unknown_tokens=UnknownTokenCache(
-            client, ttl_s=settings.unknown_token_ttl_s, streak_scope=soltracker.base_url if soltracker is not None else ""
+            client,
+            ttl_s=settings.unknown_token_ttl_s,
+            streak_scope=soltracker.base_url if soltracker is not None else "",
         ),
         registry=generators.registry(settings.gate_settings()),
         settings=settings,

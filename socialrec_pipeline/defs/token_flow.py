@@ -138,8 +138,13 @@ def tick_outcome(tick: dict[str, int], requested: int) -> str:
     characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
     parts = [(requested, "launched")] + [
         (tick.get(key, 0), label)
-        for key, label in (("done", "recorded"), ("waiting", "waiting"), ("below_threshold", "below 5"), ("invalid", "dead-letter"),
-                           ("stuck", "stuck"))
+        for key, label in (
+            ("done", "recorded"),
+            ("waiting", "waiting"),
+            ("below_threshold", "below 5"),
+            ("invalid", "dead-letter"),
+            ("stuck", "stuck"),
+        )
     ]
     happened = [f"{n} {label}" for n, label in parts if n]
     if not happened:
@@ -197,7 +202,9 @@ def token_flow_sensor(
         rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS, exchange=rabbitmq.exchange
     ).run()
     for reason, count in drained.invalid_reasons.most_common():
-        context.log.warning(f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}")
+        context.log.warning(
+            f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}"
+        )
 
     plan = plan_launches(
         inbox,

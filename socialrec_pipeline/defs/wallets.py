@@ -20,14 +20,23 @@ class WalletsBackfillConfig(dg.Config):
 
 
 @dg.op(description="Walk accounts by _id in bounded batches and add the wallets found in each stored bio.")
-def backfill_known_wallets(context: dg.OpExecutionContext, config: WalletsBackfillConfig, mongo: MongoResource) -> dg.Output:
+def backfill_known_wallets(
+    context: dg.OpExecutionContext, config: WalletsBackfillConfig, mongo: MongoResource
+) -> dg.Output:
     if config.after_id is not None and not ObjectId.is_valid(config.after_id):
         raise dg.Failure(f"after_id {config.after_id!r} is not an ObjectId")
     after = ObjectId(config.after_id) if config.after_id else None
-    result = backfill_wallets(mongo.store(), batch_size=config.batch_size, max_batches=config.max_batches, after_id=after)
-    summary = {"scanned": result.scanned, "with_wallets": result.with_wallets, "updated": result.updated,
-               "batches": result.batches, "complete": result.complete,
-               "last_id": str(result.last_id) if result.last_id else ""}
+    result = backfill_wallets(
+        mongo.store(), batch_size=config.batch_size, max_batches=config.max_batches, after_id=after
+    )
+    summary = {
+        "scanned": result.scanned,
+        "with_wallets": result.with_wallets,
+        "updated": result.updated,
+        "batches": result.batches,
+        "complete": result.complete,
+        "last_id": str(result.last_id) if result.last_id else "",
+    }
     context.log.info("wallets backfill " + " ".join(f"{k}={v}" for k, v in summary.items()))
     return dg.Output(summary, metadata=summary)
 

@@ -31,7 +31,8 @@ def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mo
     fresh_db["tokens"].insert_one({"address": present, "social_urls": []})
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
-        partition_key=WINDOW, instance=instance,
+        partition_key=WINDOW,
+        instance=instance,
     )
 
     assert result.success
@@ -68,21 +69,27 @@ def test_malformed_paid_switch_fails_closed(fixtures, instance, mongo_uri, fresh
         **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         "recording": RecordingSettingsResource(enable_paid="yes please"),
     }
-    result = retry_job.execute_in_process(partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False)
+    result = retry_job.execute_in_process(
+        partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False
+    )
     assert not result.success
     assert not server.calls("/v2/acts")
     events = [e.event_type_value for e in result.all_events if e.step_key == "retry_urls"]
     assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried
 
 
-def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(
+    fixtures, instance, mongo_uri, fresh_db, redis_url
+):
     server, _ = fixtures
     server.reset_log()
     resources = {
         **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         "recording": RecordingSettingsResource(af_threshold="five"),
     }
-    result = reconcile_job_with(resources).execute_in_process(partition_key=WINDOW, instance=instance, raise_on_error=False)
+    result = reconcile_job_with(resources).execute_in_process(
+        partition_key=WINDOW, instance=instance, raise_on_error=False
+    )
     assert not result.success
     assert not server.calls("/api/v1/tokens")
     events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
@@ -105,7 +112,9 @@ def test_retry_run_outlives_a_redis_hiccup(fixtures, instance, mongo_uri, fresh_
 
     monkeypatch.setattr(RetryService, "run", hiccup)
     result = retry_job.execute_in_process(
-        partition_key="error", resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url), instance=instance,
+        partition_key="error",
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance,
     )
     assert result.success and len(calls) == 2
 
@@ -134,7 +143,13 @@ def test_retry_schedule_launches_the_three_retryable_statuses():
     assert [r.partition_key for r in requests] == ["error", "unsupported", "skipped_paid"]
     assert len({r.run_key for r in requests}) == 3
     assert retry_schedule.execution_timezone == "UTC"
-    assert retry_job.partitions_def.get_partition_keys() == ["error", "unsupported", "skipped_paid", "invalid", "exhausted"]
+    assert retry_job.partitions_def.get_partition_keys() == [
+        "error",
+        "unsupported",
+        "skipped_paid",
+        "invalid",
+        "exhausted",
+    ]
 
 
 def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mongo_uri, fresh_db, redis_url):
@@ -208,17 +223,26 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
 
     store = Store(fresh_db)
     x_record = next(r for r in store.tokens.find_by_address(address).social_urls if r.platform == "x")
-    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4}))
+    store.tokens.record_social_url_result(
+        address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4})
+    )
     rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
     rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
     current = resources["generators"]
     generators = GeneratorsResource(
-        x=XApiResource(base_url=rejecting.url, api_key="revoked"), github=current.github, youtube=current.youtube,
-        telegram=current.telegram, apify=current.apify, reddit=current.reddit, urlscan=current.urlscan,
+        x=XApiResource(base_url=rejecting.url, api_key="revoked"),
+        github=current.github,
+        youtube=current.youtube,
+        telegram=current.telegram,
+        apify=current.apify,
+        reddit=current.reddit,
+        urlscan=current.urlscan,
     )
     try:
         result = retry_job.execute_in_process(
-            partition_key="error", resources={**resources, "generators": generators}, instance=instance,
+            partition_key="error",
+            resources={**resources, "generators": generators},
+            instance=instance,
         )
     finally:
         rejecting.stop()
@@ -240,7 +264,8 @@ def test_wallets_backfill_job_fills_known_wallets(instance, mongo_uri, fresh_db)
     wallet = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
     fresh_db["accounts"].insert_one({"platform": "x", "platform_key": "1", "bio": f"CA: {wallet}", "known_wallets": []})
     result = wallets_backfill_job.execute_in_process(
-        instance=instance, resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
+        instance=instance,
+        resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
         run_config={"ops": {"backfill_known_wallets": {"config": {"batch_size": 100}}}},
     )
     assert result.success

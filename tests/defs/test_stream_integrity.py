@@ -221,8 +221,10 @@ def test_out_of_order_duplicates_keep_the_earliest_first_flow_time(instance, bro
     broker.publish(flow(A, 6))  # no time at all: changes nothing
     broker.publish(flow(A, 6, firstFlowTimestamp=early))
     first = tick(instance, stream_resources)
-    assert first.run_requests[0].run_config["ops"]["prepare"]["config"]["first_flow_timestamp"].startswith(
-        "2026-11-29T20:00:00"
+    assert (
+        first.run_requests[0]
+        .run_config["ops"]["prepare"]["config"]["first_flow_timestamp"]
+        .startswith("2026-11-29T20:00:00")
     )
     broker.publish(flow(A, 6, firstFlowTimestamp=middle))  # a later tick, a later time: no change
     tick(instance, stream_resources, cursor=first.cursor)
@@ -230,13 +232,17 @@ def test_out_of_order_duplicates_keep_the_earliest_first_flow_time(instance, bro
     assert entry.first_flow_timestamp == datetime(2026, 11, 29, 20, tzinfo=UTC)
 
 
-def test_a_duplicate_arriving_after_the_marker_moves_first_transfer_at_earlier(instance, broker, stream_resources, fresh_db):
+def test_a_duplicate_arriving_after_the_marker_moves_first_transfer_at_earlier(
+    instance, broker, stream_resources, fresh_db
+):
     store = Store(fresh_db)
     store.ensure_indexes()
     t_marker = datetime(2026, 11, 29, 22, tzinfo=UTC)
     store.tokens.write_marker(Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker))
     # A second recording path (reconcile, retry) with a later time never moves it later.
-    store.tokens.write_marker(Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker + timedelta(hours=1)))
+    store.tokens.write_marker(
+        Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker + timedelta(hours=1))
+    )
     assert fresh_db["tokens"].find_one({"address": A})["first_transfer_at"] == t_marker
 
     broker.publish(flow(A, 6, firstFlowTimestamp="2026-11-29T23:00:00Z"))  # later: ignored
@@ -275,9 +281,7 @@ def test_the_sensor_relaunches_a_failed_token_with_a_new_run_key_and_reports_it_
     from socialrec_pipeline.stream.intake import TickLimits
 
     # No grace and no backoff delay, one automatic relaunch: the whole cycle in four ticks.
-    monkeypatch.setattr(
-        token_flow, "TICK_LIMITS", TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),))
-    )
+    monkeypatch.setattr(token_flow, "TICK_LIMITS", TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),)))
     with dg.DagsterInstance.ephemeral() as instance:
         broker.publish(flow(A, 6))
         first = tick(instance, stream_resources)

@@ -56,8 +56,17 @@ def test_mixed_batch_launches_one_run_per_qualifying_token(instance, broker, str
 
     cursor = json.loads(result.cursor)
     assert cursor["last_tick"] == {
-        "consumed": 10, "invalid": 4, "below_threshold": 1, "queued": 3, "launched": 3, "relaunched": 0,
-        "rerequested": 0, "done": 0, "waiting": 0, "retrying": 0, "stuck": 0,
+        "consumed": 10,
+        "invalid": 4,
+        "below_threshold": 1,
+        "queued": 3,
+        "launched": 3,
+        "relaunched": 0,
+        "rerequested": 0,
+        "done": 0,
+        "waiting": 0,
+        "retrying": 0,
+        "stuck": 0,
     }
 
 
@@ -123,9 +132,7 @@ def test_sandbox_runs_are_tagged(instance, broker, stream_resources):
     assert queue_name_for("prod") == "af-social-scanner.token-flow.social-sync"
     assert queue_name_for("sandbox") == "af-social-scanner.token-flow.social-sync.sandbox"
     assert RabbitMQResource(env="sandbox").is_sandbox
-    request = token_flow.run_request(
-        token_flow.Launch(QUALIFYING_ADDRESSES[0], "entry1", 2, "X", None), sandbox=True
-    )
+    request = token_flow.run_request(token_flow.Launch(QUALIFYING_ADDRESSES[0], "entry1", 2, "X", None), sandbox=True)
     assert request.tags["sandbox"] == "true" and request.run_key.endswith(":2")
 
 
@@ -142,7 +149,10 @@ def test_malformed_threshold_fails_closed(instance, broker, stream_resources):
 def test_bodies_the_json_parser_chokes_on_are_dead_lettered_not_requeued_forever(instance, broker, stream_resources):
     # Both fit in 64 KiB, and json.loads raises RecursionError / ValueError (not JSONDecodeError) on them.
     deep = b"[" * 30_000 + b"]" * 30_000
-    huge_int = b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (QUALIFYING_ADDRESSES[0].encode(), b"9" * 5_000)
+    huge_int = b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (
+        QUALIFYING_ADDRESSES[0].encode(),
+        b"9" * 5_000,
+    )
     broker.publish(deep)
     broker.publish(huge_int)
     broker.publish(flow(QUALIFYING_ADDRESSES[1], 6))
@@ -157,7 +167,9 @@ def test_bodies_the_json_parser_chokes_on_are_dead_lettered_not_requeued_forever
     assert json.loads(result.cursor)["last_tick"]["invalid"] == 2
 
 
-def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(instance, broker, stream_resources, monkeypatch):
+def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(
+    instance, broker, stream_resources, monkeypatch
+):
     from pymongo.errors import AutoReconnect
 
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 6))

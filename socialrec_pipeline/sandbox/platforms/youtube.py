@@ -45,20 +45,35 @@ def channel(channel_id: str = CHANNEL_ID, handle: str = "@pumpchannel", *, hidde
             "thumbnails": {},
             "country": "US",
         },
-        "statistics": {"viewCount": "987654", "subscriberCount": "12300", "hiddenSubscriberCount": hidden,
-                       "videoCount": "88"},
+        "statistics": {
+            "viewCount": "987654",
+            "subscriberCount": "12300",
+            "hiddenSubscriberCount": hidden,
+            "videoCount": "88",
+        },
     }
 
 
 def listing(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": f"youtube#{kind}ListResponse", "etag": "e",
-            "pageInfo": {"totalResults": len(items), "resultsPerPage": 5}, "items": items}
+    return {
+        "kind": f"youtube#{kind}ListResponse",
+        "etag": "e",
+        "pageInfo": {"totalResults": len(items), "resultsPerPage": 5},
+        "items": items,
+    }
 
 
 def quota_exceeded() -> Reply:
-    return Reply.json({"error": {"code": 403, "message": "The request cannot be completed because you have exceeded your quota.",
-                                 "errors": [{"message": "quota", "domain": "youtube.quota", "reason": "quotaExceeded"}]}},
-                      status=403)
+    return Reply.json(
+        {
+            "error": {
+                "code": 403,
+                "message": "The request cannot be completed because you have exceeded your quota.",
+                "errors": [{"message": "quota", "domain": "youtube.quota", "reason": "quotaExceeded"}],
+            }
+        },
+        status=403,
+    )
 
 
 class YouTubeFixtures:
