@@ -149,7 +149,7 @@ def main() -> None:
             "APIFY_BASE_URL": urls["apify"],
             "APIFY_TOKEN": apify.DEMO_TOKEN,
         }
-        log = open(home / "daemon.log", "w")
+        log = open(home / "daemon.log", "w")  # noqa: SIM115 -- the daemon writes to it until the finally below closes it
         try:
             daemon = subprocess.Popen(
                 [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")],
@@ -267,7 +267,7 @@ def main() -> None:
             for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
                 ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=published_from)
                 stamps = sorted(t.timestamp for t in ticks)
-                tick_gaps += [b - a for a, b in zip(stamps, stamps[1:])]
+                tick_gaps += [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
                 tick_durations += [t.end_timestamp - t.timestamp for t in ticks if t.end_timestamp]
                 if idle:
                     idle_ticks += sum(1 for t in stamps if idle[0] <= t < idle[1])
@@ -312,7 +312,8 @@ def main() -> None:
     slowest = max((a for a in measured if a in seen), key=lambda a: seen[a] - published[a], default=None)
     if slowest:
         print(
-            f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; run {by_token.get(slowest, 'n/a')}"
+            f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; "
+            f"run {by_token.get(slowest, 'n/a')}"
         )
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(

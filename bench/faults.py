@@ -23,6 +23,7 @@ the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -112,10 +113,8 @@ class Outbound:
 
         def listen(sock, *args):
             result = monitor._orig_listen(sock, *args)
-            try:
+            with contextlib.suppress(OSError):
                 monitor._listening.add(sock.getsockname()[1])
-            except OSError:
-                pass
             return result
 
         def connect(sock, addr):
@@ -333,10 +332,8 @@ class World:
                 method, _props, body = channel.basic_get(self.queue, auto_ack=False)
                 if method is None:
                     break
-                try:
+                with contextlib.suppress(Exception):  # a malformed body is simply not counted
                     found.add(json.loads(body)["tokenAddress"])
-                except Exception:  # noqa: BLE001
-                    pass
         finally:
             connection.close()  # everything read goes back to the queue
         return found, depth
@@ -793,7 +790,7 @@ def hostile_urls(w: World, row: Row) -> None:
     fields = ("website", "twitter", "telegram", "discord")
     for i in range(0, len(hostile), 3):
         chunk = hostile[i : i + 3]
-        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk))))
+        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk)), strict=True))
         addr = w.token(
             website="https://project.example/",
             expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}},
@@ -850,11 +847,15 @@ def main() -> int:
         bench.start()
         if bench.broker_skip:
             print(
-                f"broker: shared broker, exchange and queues of the bench's own; broker-restart scenarios skipped: {bench.broker_skip}"
+                "broker: shared broker, exchange and queues of the bench's own; "
+                f"broker-restart scenarios skipped: {bench.broker_skip}"
             )
         else:
             print(f"broker: own RabbitMQ node {bench.rabbit.node} on port {bench.rabbit.port}")
-        header = f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} {'outb':>4} {'sec':>6}  note"
+        header = (
+            f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} "
+            f"{'outb':>4} {'sec':>6}  note"
+        )
         print(header)
         for name in names:
             row = bench.scenario(name, SCENARIOS[name])
@@ -863,17 +864,18 @@ def main() -> int:
                 print(f"{name:32} skipped: {row.skipped}")
                 continue
             print(
-                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} {row.duplicated:4d} "
-                f"{row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
+                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} "
+                f"{row.duplicated:4d} {row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
                 flush=True,
             )
     finally:
         bench.stop()
     ran = [r for r in rows if not r.skipped]
     print(
-        f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} {sum(r.recorded for r in ran):4d} "
-        f"{sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} {sum(r.wrong for r in ran):5d} "
-        f"{sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  {len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
+        f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} "
+        f"{sum(r.recorded for r in ran):4d} {sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} "
+        f"{sum(r.wrong for r in ran):5d} {sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  "
+        f"{len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
     )
     if os.environ.get("FAULTS_DEBUG"):
         print("unexpected connections:", Counter(bench.outbound.unexpected).most_common(10))

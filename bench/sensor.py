@@ -1,8 +1,8 @@
 """Drain rate of the token_flow sensor's tick logic vs a bare prefetching pika consumer.
 
 Publishes N below-threshold `token.flow` messages to a throw-away queue, drains them with a bare
-consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N), publishes them again and
-drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
+consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N),
+publishes them again and drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
 threshold, batched acks, the idle wait at the end). Prints both rates; the last line is
 `sensor_drain_ratio: <sensor rate / bare rate>`. Before that, what one empty-queue tick of
 `token_flow_sensor` costs (the function the code server evaluates every tick: broker connection,

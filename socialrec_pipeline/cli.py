@@ -25,7 +25,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     publish = sandbox_sub.add_parser(
         "publish",
-        help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by scripts/run.sh --sandbox",
+        help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by "
+        "scripts/run.sh --sandbox",
     )
     publish.add_argument(
         "--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -88,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         soltracker = None if args.fixed else sandbox_env.get("SOL_TRACKER_BASE_URL")
         if not sandbox_env and not args.fixed:
             sys.stderr.write(
-                f"{args.env_file} not found (is scripts/run.sh --sandbox running?): publishing the fixed demo addresses\n"
+                f"{args.env_file} not found (is scripts/run.sh --sandbox running?): "
+                "publishing the fixed demo addresses\n"
             )
         exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
         return demo.publish(

@@ -44,7 +44,8 @@ def backfill_known_wallets(
 @dg.job(
     executor_def=dg.in_process_executor,
     tags={JOB_FAMILY_TAG: "wallets_backfill"},
-    description="Fill accounts.known_wallets from the bios already stored (after deploying the wallet rule or a fix to it).",
+    description="Fill accounts.known_wallets from the bios already stored "
+    "(after deploying the wallet rule or a fix to it).",
 )
 def wallets_backfill_job():
     backfill_known_wallets()

@@ -12,6 +12,7 @@ import pytest
 from socialrec_pipeline.defs import token_flow
 from socialrec_pipeline.defs.tags import SOURCE_TAG, TOKEN_TAG
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
+from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import REASON_HEADER
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TokenFlowDrain
@@ -141,7 +142,7 @@ def test_malformed_threshold_fails_closed(instance, broker, stream_resources):
 
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 9))
     resources = {**stream_resources, "recording": RecordingSettingsResource(af_threshold="five")}
-    with pytest.raises(Exception):
+    with pytest.raises(SettingError):
         tick(instance, resources)
     assert broker.depth(broker.queue) == 1  # nothing consumed
 
