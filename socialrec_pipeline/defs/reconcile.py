@@ -105,9 +105,10 @@ def reconcile_window_body(
     deadline stopped the window: launch the partition again; recorded tokens drop out.
     """
     window = context.partition_time_window
-    with transient_only(context):  # a malformed setting or a bug fails at once instead of after retries
+    step = context.op_execution_context  # the helpers shared with the ops take the op context
+    with transient_only(step):  # a malformed setting or a bug fails at once instead of after retries
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
-        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(step))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
         deadline = datetime.now(UTC) + timedelta(minutes=config.max_minutes)
         try:
@@ -136,20 +137,20 @@ def reconcile_window_body(
         "skipped": result.skipped_locked,
         "failed": result.failed,
     }
-    metadata = {
+    metadata: dict[str, int | str] = {
         **summary,
         "unknown": result.unknown,
         "below_threshold": result.below_threshold,
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
         **status_counts(result.url_statuses),
-        **credit_guard_metadata(context, recorder.credit_guard),
+        **credit_guard_metadata(step, recorder.credit_guard),
     }
     context.log.info(
         f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC "
         + " ".join(f"{k}={v}" for k, v in summary.items())
     )
-    warn_stopped_credentials(context, result.stopped_credentials.values())
+    warn_stopped_credentials(step, result.stopped_credentials.values())
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")

@@ -29,7 +29,7 @@ def backfill_known_wallets(
     result = backfill_wallets(
         mongo.store(), batch_size=config.batch_size, max_batches=config.max_batches, after_id=after
     )
-    summary = {
+    summary: dict[str, int | bool | str] = {
         "scanned": result.scanned,
         "with_wallets": result.with_wallets,
         "updated": result.updated,

@@ -91,8 +91,9 @@ class YouTubeFixtures:
         return Reply.json(listing("video", found))
 
     def _channels(self, request: Request) -> Reply:
-        if request.param("id"):
-            found = [self.channels[i] for i in request.param("id").split(",") if i in self.channels]
+        ids = request.param("id")
+        if ids:
+            found = [self.channels[i] for i in ids.split(",") if i in self.channels]
         else:
             wanted = (request.param("forHandle") or "").lower()
             found = [c for c in self.channels.values() if c["snippet"].get("customUrl", "").lower() == wanted]
