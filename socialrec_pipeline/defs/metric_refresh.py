@@ -19,9 +19,7 @@ from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
 
 class MetricRefreshConfig(dg.Config):
-    #: Objects linked within this many hours are re-observed.
     lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours.")
-    #: Generator calls per run (the cost bound); paid platforms are skipped while paid is off.
     budget: int = Field(
         default=200,
         description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off.",

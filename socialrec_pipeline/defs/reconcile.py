@@ -67,10 +67,10 @@ reconcile_partitions = dg.HourlyPartitionsDefinition(start_date=RECONCILE_START,
 
 
 class ReconcileConfig(dg.Config):
-    #: The service stops between tokens after this long, so a run never outlives the next one.
     max_minutes: int = Field(
         default=50,
-        description="Stop between tokens after this many minutes; an unfinished window fails the run "
+        description="Stop between tokens after this many minutes (a run never outlives the next hourly one); "
+        "an unfinished window fails the run "
         "(launch the partition again to finish it).",
     )
 

@@ -45,7 +45,6 @@ from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 
 class RecordTokenConfig(dg.Config):
     token_address: str = Field(description="Mint address of the token to record (base58).")
-    #: ISO-8601 with offset (or null): becomes `tokens.first_transfer_at`.
     first_flow_timestamp: str | None = Field(
         default=None,
         description="The event's firstFlowTimestamp, ISO-8601 with offset; becomes tokens.first_transfer_at "

@@ -106,12 +106,10 @@ class RabbitMQResource(dg.ConfigurableResource):
         description="SOCIALREC_ENV: `prod` consumes af-social-scanner.token-flow.social-sync, any other "
         "value the same name + `.{env}`; `sandbox` also tags runs sandbox=true.",
     )
-    #: The producer's exchange. Only tests, benchmarks and the sandbox set another one, so their
-    #: events never reach the queues of other consumers on the same broker.
     exchange: str = Field(
         default=EXCHANGE,
         description="Topic exchange the queue is bound to with `token.flow` (RABBITMQ_EXCHANGE; "
-        "only tests, benchmarks and the sandbox change it).",
+        "only tests, benchmarks and the sandbox change it, so their events reach no other consumer's queue).",
     )
 
     @property
@@ -129,7 +127,6 @@ class SolTrackerResource(dg.ConfigurableResource):
 
     base_url: str = Field(description="SolTracker base URL (SOL_TRACKER_BASE_URL).")
     api_key: str = Field(description="Sent as x-api-key (SOL_TRACKER_API_KEY; secret, never shown).")
-    #: Comma-separated alpha-finder groups the reconcile asks for; empty = all groups.
     af_group_ids: str = Field(
         default="", description="Comma-separated alpha-finder groups reconcile asks for (AF_GROUP_IDS); empty = all."
     )

@@ -27,7 +27,6 @@ SCHEDULED_STATUSES = [status.value for status in RETRY_PARTITIONS if status in R
 
 
 class RetryConfig(dg.Config):
-    #: URLs per run; None = the recording settings' `retry_limit`.
     limit: int | None = Field(
         default=None, description="URLs to retry in this run; null = SOCIALREC_RETRY_LIMIT (default 50)."
     )

@@ -1,4 +1,4 @@
-"""token.flow message validation at the boundary (contracts/token-flow-event.md)."""
+"""token.flow message validation at the boundary (SPEC §2.1)."""
 
 from __future__ import annotations
 
