@@ -8,7 +8,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/dagster/app
 COPY pyproject.toml README.md ./
 COPY socialrec_pipeline ./socialrec_pipeline
-RUN pip install --no-cache-dir . dagster-postgres
+RUN pip install --no-cache-dir ".[postgres]"
 
 RUN mkdir -p "$DAGSTER_HOME"
 COPY deploy/dagster.yaml deploy/workspace.yaml /opt/dagster/home/

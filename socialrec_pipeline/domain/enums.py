@@ -1,4 +1,4 @@
-"""The vocabularies every layer shares (SPEC §4, seed 000 §1.2 D-3)."""
+"""The vocabularies every layer shares (SPEC §4): one platform code per platform, everywhere."""
 
 from __future__ import annotations
 

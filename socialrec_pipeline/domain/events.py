@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import (
@@ -36,7 +36,7 @@ def parse_instant(value: Any) -> datetime | None:
     if isinstance(value, int):
         if not 0 <= value < 10**14:
             raise ValueError("epoch milliseconds out of range")
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        return datetime.fromtimestamp(value / 1000, tz=UTC)
     if isinstance(value, str):
         text = value.strip()
         if text.endswith(("Z", "z")):
@@ -44,7 +44,7 @@ def parse_instant(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(text)
         if parsed.tzinfo is None:
             raise ValueError("timestamp has no UTC offset")
-        return parsed.astimezone(timezone.utc)
+        return parsed.astimezone(UTC)
     raise ValueError(f"expected ISO-8601 string or epoch milliseconds, got {type(value).__name__}")
 
 
@@ -61,7 +61,7 @@ _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 #: the byte-order mark. Other format characters (e.g. the zero-width joiner of emoji) are allowed.
 _FORBIDDEN_CHARS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
 #: The Solana mainnet-beta genesis: no token flowed before it.
-EARLIEST_FLOW = datetime(2020, 3, 16, tzinfo=timezone.utc)
+EARLIEST_FLOW = datetime(2020, 3, 16, tzinfo=UTC)
 #: Producer clocks may run a little ahead; anything further in the future is not a real flow.
 MAX_FLOW_CLOCK_SKEW = timedelta(days=1)
 
@@ -88,7 +88,7 @@ def plausible_flow_time(value: datetime | None, now: datetime | None = None) -> 
     value is used): the earliest time wins across duplicates, so a bogus early one would stick."""
     if value is None:
         return None
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return value if EARLIEST_FLOW <= value <= now + MAX_FLOW_CLOCK_SKEW else None
 
 

@@ -24,7 +24,7 @@ class _Draft(BaseModel):
 
 
 class Mention(_Draft):
-    """A value, never an `_id` reference (seed 000 D-6): unobserved accounts get no row."""
+    """A value, never an `_id` reference: unobserved accounts get no row."""
 
     platform_key: str = Field(min_length=1)
     screen_name: str | None = None
@@ -112,5 +112,5 @@ class SocialObjectGraph(_Draft):
     external_call_made: bool | None = Field(default=None, exclude=True)
 
     @classmethod
-    def single(cls, group: GraphGroup) -> "SocialObjectGraph":
+    def single(cls, group: GraphGroup) -> SocialObjectGraph:
         return cls(groups=[group], root_ref=group.ref)

@@ -1,6 +1,6 @@
 """Which provider metrics we keep, per platform and object kind (SPEC §4 `metric_series`).
 
-Keys are the providers' ORIGINAL names (seed D-7: a metric keeps its platform meaning, so
+Keys are the providers' ORIGINAL names (a metric keeps its platform meaning, so
 `viewCount` on X and on YouTube are never merged into one field). Anything not listed is dropped
 at write time, so a provider adding a field can never grow the series documents silently.
 

@@ -28,9 +28,9 @@ import httpx
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
+    ProviderError,
     ProviderKeyRejected,
     ProviderStop,
-    ProviderError,
     TargetBlocked,
     TargetNotFound,
     TransientProviderError,
@@ -88,9 +88,14 @@ def classify_error_item(message: str) -> ProviderError:
         return TargetNotFound(f"Apify actor: {short}")
     if "suspended" in text or "banned" in text:
         return AccountSuspended(f"Apify actor: {short}")
-    if any(word in text for word in ("not found", "not_found", "does not exist", "doesn't exist", "no longer available", "deleted")):
+    if any(
+        word in text
+        for word in ("not found", "not_found", "does not exist", "doesn't exist", "no longer available", "deleted")
+    ):
         return TargetNotFound(f"Apify actor: {short}")
-    if any(word in text for word in ("private", "restricted", "login required", "age-restricted", "unavailable in your")):
+    if any(
+        word in text for word in ("private", "restricted", "login required", "age-restricted", "unavailable in your")
+    ):
         return TargetBlocked(f"Apify actor: {short}")
     return TransientProviderError(f"Apify actor error item: {short}")
 
@@ -177,7 +182,8 @@ class ApifyClient:
         if status == 408:
             raise TransientProviderError(f"Apify {path}: run exceeded the synchronous limit (HTTP 408)")
         if status in (401, 403):  # our token, never the target: fix APIFY_TOKEN (unsupported, no attempt)
-            raise ProviderKeyRejected(f"Apify {path}: HTTP {status}: token rejected: {message[:160]}", setting="APIFY_TOKEN")
+            raise ProviderKeyRejected(
+                f"Apify {path}: HTTP {status}: token rejected: {message[:160]}", setting="APIFY_TOKEN"
+            )
         # 404 (unknown actor) and anything else: our configuration or a glitch, never the target's.
         raise TransientProviderError(f"Apify {path}: HTTP {status}: {message[:160]}")
-

@@ -14,7 +14,6 @@ from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
-
 #: (object kind, platform, platform_key) → True when the stored row already holds a full profile
 #: younger than the configured age, so a generator need not fetch it again.
 ProfileIsFresh = Callable[[ObjectKind, Platform, str], bool]
@@ -45,6 +44,20 @@ class Generator(Protocol):
     ) -> SocialObjectGraph:
         """Build the graph for one routed URL, or raise a `ProviderError` subclass."""
         ...
+
+
+@runtime_checkable
+class TargetResolver(Generator, Protocol):
+    """A generator for short links: the target is resolved first, then gated and generated on its
+    own (`TokenRecorder.fetch` decides paid-ness, the pool slot and the credit guard by it)."""
+
+    def resolve_target(self, routed: RoutedUrl) -> RoutedUrl: ...
+
+    def target_supported(self) -> list[SourceType]: ...
+
+    def generate_target(
+        self, target: RoutedUrl, options: GenerateOptions, observed_at: datetime
+    ) -> SocialObjectGraph: ...
 
 
 def lookup_key(routed: RoutedUrl, *, strip: str = "", lstrip: str = "") -> str:

@@ -1,7 +1,7 @@
 """GitHub REST v3: repositories, users/organisations, gists (contracts/platform-apis.md § GitHub).
 
 Decisions:
-- Accounts are keyed by `login` (seed 000 §1.4), repositories by `full_name`, gists by `id`, all
+- Accounts are keyed by `login`, repositories by `full_name`, gists by `id`, all
   lower-cased like the router's keys and canonical URLs (GitHub resolves names case-insensitively);
   the spelling GitHub returns stays in `handle` / `data.full_name`, the numeric `id` in `data.id`.
 - A fork's direct `parent` becomes its own group; the fork's group points at it with
@@ -127,7 +127,8 @@ def _raise_for_status(path: str, response: httpx.Response) -> None:
         if code == 403:
             body = json_or_none(response)
             if isinstance(body, dict) and body.get("block") is not None:
-                raise TargetBlocked(f"GitHub {path}: access blocked ({stripped_str(as_dict(body['block']).get('reason'))})")
+                reason = stripped_str(as_dict(body["block"]).get("reason"))
+                raise TargetBlocked(f"GitHub {path}: access blocked ({reason})")
     raise TransientProviderError(f"GitHub {path}: HTTP {code}")
 
 
@@ -170,8 +171,9 @@ def repo_content(repo: dict[str, Any]) -> ContentDraft:
 
 def repo_group(repo: dict[str, Any]) -> GraphGroup:
     content = repo_content(repo)
-    return GraphGroup(ref=f"repo:{content.platform_key}", content=content,
-                      creator=owner_account(repo.get("owner"), source_ref="repo"))
+    return GraphGroup(
+        ref=f"repo:{content.platform_key}", content=content, creator=owner_account(repo.get("owner"), source_ref="repo")
+    )
 
 
 def user_account(user: dict[str, Any]) -> AccountDraft:

@@ -42,8 +42,8 @@ def _external_urls(value: Any) -> list[str]:
     """(unverified) entries are plain strings or objects `{url, title, ...}`: accept both."""
     urls: list[str] = []
     for entry in value if isinstance(value, list) else []:
-        url = entry.get("url") if isinstance(entry, dict) else entry
-        if first_str(url):
+        url = first_str(entry.get("url") if isinstance(entry, dict) else entry)
+        if url is not None:
             urls.append(url.strip())
     return urls
 
@@ -53,13 +53,17 @@ def post_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     key = key_str(item.get("id"))
     if key is None:
         raise TransientProviderError("Instagram post item without an id")
-    subtype = ContentSubtype.REEL if item.get("productType") == "clips" else _ROUTE_SUBTYPE.get(routed.source_type, ContentSubtype.POST)
+    subtype = (
+        ContentSubtype.REEL
+        if item.get("productType") == "clips"
+        else _ROUTE_SUBTYPE.get(routed.source_type, ContentSubtype.POST)
+    )
     data: dict[str, Any] = {}
     for name in ("shortCode", "type", "productType"):
         if first_str(item.get(name)):
             data[name] = item[name]
     mentions = _strings(item.get("mentions"))
-    if mentions:  # handles only, no ids: values in data, never Mention objects (seed 000 D-6)
+    if mentions:  # handles only, no ids: values in data, never Mention objects (a mention needs an id)
         data["mentions"] = mentions
     return ContentDraft(
         platform=Platform.INSTAGRAM,
@@ -69,7 +73,9 @@ def post_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         published_at=parse_iso(item.get("timestamp")),
         text=ContentText(primary=first_str(item.get("caption")), from_media=first_str(item.get("alt"))),
         # A caption that links the post itself (its own permalink) names no outbound link.
-        links=outbound_links(urls_in_text(first_str(item.get("caption"))), routed.canonical_url, first_str(item.get("url"))),
+        links=outbound_links(
+            urls_in_text(first_str(item.get("caption"))), routed.canonical_url, first_str(item.get("url"))
+        ),
         tags=_strings(item.get("hashtags")),
         metrics=counted_metrics(item, CONTENT_METRICS),
         data=data,
@@ -83,8 +89,12 @@ def owner_account(item: dict[str, Any]) -> AccountDraft | None:
         return None
     # Thin: a post item names its owner only. The profile costs another paid actor run, so the
     # owner stays thin until its own profile URL is recorded (docs/generators.md).
-    return AccountDraft(platform=Platform.INSTAGRAM, platform_key=key, handle=first_str(item.get("ownerUsername")),
-                        data={"source_ref": "post"})
+    return AccountDraft(
+        platform=Platform.INSTAGRAM,
+        platform_key=key,
+        handle=first_str(item.get("ownerUsername")),
+        data={"source_ref": "post"},
+    )
 
 
 def profile_account(item: dict[str, Any]) -> AccountDraft:
@@ -99,8 +109,10 @@ def profile_account(item: dict[str, Any]) -> AccountDraft:
         handle=first_str(item.get("username")),
         display_name=first_str(item.get("fullName")),
         bio=first_str(item.get("biography")),
-        links=outbound_links(_external_urls(item.get("externalUrls")),
-                             f"https://instagram.com/{item['username'].strip()}" if first_str(item.get("username")) else None),
+        links=outbound_links(
+            _external_urls(item.get("externalUrls")),
+            f"https://instagram.com/{item['username'].strip()}" if first_str(item.get("username")) else None,
+        ),
         followers=metrics.get("followersCount"),
         metrics=metrics,
         data=data,

@@ -84,7 +84,9 @@ class RedditClient:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = build_client(base_url, timeout=timeout, transport=transport)
-        self._auth = build_client(auth_base_url, timeout=timeout, transport=transport) if client_id and client_secret else None
+        self._auth = (
+            build_client(auth_base_url, timeout=timeout, transport=transport) if client_id and client_secret else None
+        )
         self._credentials = (client_id or "", client_secret or "")
         self._clock = clock
         self._token: str | None = None
@@ -119,9 +121,9 @@ class RedditClient:
             # Never echo the body: a misconfigured proxy could reflect the credentials.
             raise TransientProviderError(f"Reddit token endpoint answered HTTP {response.status_code}")
         body = json_body(response)
-        token = body.get("access_token") if isinstance(body, dict) else None
+        token = first_str(body.get("access_token")) if isinstance(body, dict) else None
         lifetime = as_int(body.get("expires_in")) if isinstance(body, dict) else None
-        if not first_str(token):
+        if token is None:
             raise TransientProviderError("Reddit token endpoint answered without access_token")
         return token, float(lifetime if lifetime and lifetime > 0 else 3600)
 
@@ -215,12 +217,22 @@ def post_group(post: dict[str, Any], routed: RoutedUrl) -> GraphGroup:
     author = first_str(post.get("author"))
     creator = None
     if author and author not in _DELETED_AUTHORS:
-        # Usernames are immutable and never reassigned: the name is the key (seed 000 §1.4).
-        creator = AccountDraft(platform=Platform.REDDIT, platform_key=author, handle=author,
-                               data={"source_ref": "post"})
+        # Usernames are immutable and never reassigned: the name is the key.
+        creator = AccountDraft(
+            platform=Platform.REDDIT, platform_key=author, handle=author, data={"source_ref": "post"}
+        )
     sub = first_str(post.get("subreddit"))
-    venue = VenueDraft(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key=sub.lower(), name=sub,
-                       data={"source_ref": "post"}) if sub else None
+    venue = (
+        VenueDraft(
+            platform=Platform.REDDIT,
+            subtype=VenueSubtype.SUBREDDIT,
+            platform_key=sub.lower(),
+            name=sub,
+            data={"source_ref": "post"},
+        )
+        if sub
+        else None
+    )
     return GraphGroup(ref="root", creator=creator, venue=venue, content=content)
 
 
@@ -255,7 +267,9 @@ def user_account(about: Any) -> AccountDraft:
     name = first_str(user.get("name"))
     if name is None:
         raise TransientProviderError("Reddit user without a name")
-    profile = user.get("subreddit") if isinstance(user.get("subreddit"), dict) else {}
+    profile = user.get("subreddit")
+    if not isinstance(profile, dict):
+        profile = {}
     return AccountDraft(
         platform=Platform.REDDIT,
         platform_key=name,
@@ -286,13 +300,17 @@ class RedditGenerator:
     def _complete_post(self, group: GraphGroup, options: GenerateOptions) -> None:
         """The post's author and subreddit as full profiles (one call each, when not fresh)."""
         author = group.creator
-        if author is not None and author.platform_key and options.needs_profile(
-            ObjectKind.ACCOUNTS, Platform.REDDIT, author.platform_key
+        if (
+            author is not None
+            and author.platform_key
+            and options.needs_profile(ObjectKind.ACCOUNTS, Platform.REDDIT, author.platform_key)
         ):
             group.creator = self._author_profile(author)
         venue = group.venue
-        if venue is not None and venue.platform_key and options.needs_profile(
-            ObjectKind.VENUES, Platform.REDDIT, venue.platform_key
+        if (
+            venue is not None
+            and venue.platform_key
+            and options.needs_profile(ObjectKind.VENUES, Platform.REDDIT, venue.platform_key)
         ):
             group.venue = self._subreddit_profile(venue)
 

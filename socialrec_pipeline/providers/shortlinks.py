@@ -48,7 +48,7 @@ from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
-from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, USER_AGENT
+from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, USER_AGENT, tls_context
 from socialrec_pipeline.routing.gate import GateSettings, gate
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -112,7 +112,7 @@ class ShortLinkResolver:
         self._max_hops = max_hops
         self._resolve_host = resolve_host
         self._http = httpx.Client(headers={"User-Agent": USER_AGENT}, timeout=timeout,
-                                  follow_redirects=False, transport=transport)
+                                  follow_redirects=False, transport=transport, verify=tls_context())
 
     def close(self) -> None:
         self._http.close()
@@ -242,7 +242,9 @@ class ShortLinkGenerator:
         if target is None:
             raise TargetNotFound(f"{routed.canonical_url} resolved to {resolved!r}, which is not a routable URL")
         if target.source_type in SHORTLINK_TYPES:
-            raise TransientProviderError(f"{routed.canonical_url} still resolves to a short link ({target.canonical_url})")
+            raise TransientProviderError(
+                f"{routed.canonical_url} still resolves to a short link ({target.canonical_url})"
+            )
         return target
 
     def target_supported(self) -> list[SourceType]:
@@ -271,6 +273,8 @@ class ShortLinkGenerator:
         settings = self._settings.model_copy(update={"enable_community": options.enable_community})
         decision = gate(target, settings, self.target_supported())
         if not decision.allowed or self.target_generator(target) is None:
-            raise TargetGated(f"{target.canonical_url}: {decision.reason or 'no generator'}",
-                              decision.status or FetchStatus.UNSUPPORTED)
+            raise TargetGated(
+                f"{target.canonical_url}: {decision.reason or 'no generator'}",
+                decision.status or FetchStatus.UNSUPPORTED,
+            )
         return self.generate_target(target, options, observed_at)

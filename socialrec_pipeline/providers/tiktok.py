@@ -74,7 +74,7 @@ def author_account(meta: Any) -> AccountDraft | None:
         handle=first_str(meta.get("name")),
         display_name=first_str(meta.get("nickName")),
         bio=first_str(meta.get("signature")),
-        links=outbound_links([bio_link] if first_str(bio_link) else [], _profile_url(meta.get("name"))),
+        links=outbound_links([link] if (link := first_str(bio_link)) else [], _profile_url(meta.get("name"))),
         followers=counted_metrics(meta, ("fans",)).get("fans"),
         metrics=counted_metrics(meta, ACCOUNT_METRICS),
         data=data,
@@ -102,17 +102,23 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         subtype = ContentSubtype.PHOTO if slideshow else ContentSubtype.VIDEO
     else:
         subtype = ContentSubtype.PHOTO if routed.source_type is SourceType.TIKTOK_PHOTO else ContentSubtype.VIDEO
-    hashtags = item.get("hashtags") if isinstance(item.get("hashtags"), list) else []
+    hashtags = item.get("hashtags")
+    if not isinstance(hashtags, list):
+        hashtags = []
     tags = [h["name"] for h in hashtags if isinstance(h, dict) and first_str(h.get("name"))]
     mentions, mention_handles = _mentions(item.get("mentions"))
     data: dict[str, Any] = {}
     music = item.get("musicMeta")
     if isinstance(music, dict):
-        # Flat under the actor's own names: seed 000 lists `musicId` directly in contents.data.
+        # Flat under the actor's own names (`data` keeps platform names): `musicId`, `musicName`.
         data.update({k: music[k] for k in ("musicId", "musicName") if first_str(key_str(music.get(k)))})
     video_meta = item.get("videoMeta")
     # Seconds as the actor gives them: current versions send a float (26.981), kept as a float.
-    if isinstance(video_meta, dict) and (duration := as_number(video_meta.get("duration"))) is not None and duration >= 0:
+    if (
+        isinstance(video_meta, dict)
+        and (duration := as_number(video_meta.get("duration"))) is not None
+        and duration >= 0
+    ):
         data["duration"] = duration
     if mention_handles:
         data["mentions"] = mention_handles
@@ -124,7 +130,9 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
         published_at=_published_at(item),
         text=ContentText(primary=first_str(item.get("text")), from_media=_transcription_link(video_meta)),
         # A URL in the text that is the video itself (its own share link) is not an outbound link.
-        links=outbound_links(urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))),
+        links=outbound_links(
+            urls_in_text(first_str(item.get("text"))), routed.canonical_url, first_str(item.get("webVideoUrl"))
+        ),
         tags=tags,
         mentions=mentions,
         metrics=counted_metrics(item, CONTENT_METRICS),

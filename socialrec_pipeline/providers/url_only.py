@@ -9,17 +9,19 @@ Intents (`x_intent`) → `contents(intent)` keyed by the canonical URL: an inten
 its text is neither unique nor short, while the canonical URL already keeps exactly the
 parameters that identify the action. `text.primary` = the prefilled `text`; `url` → `links`;
 `hashtags` → `tags`; action, `screen_name`, `user_id`, `tweet_id`, `via` → `data` (handles alone
-cannot key an account or a mention, seed 000 D-6).
+cannot key an account or a mention: handles are renamed and reassigned, ids are not).
 
 Source types that stay UNREGISTERED, so they are recorded `unsupported` (retryable, zero calls,
 attempts unchanged), and why:
 
-| source type | why |
-| --- | --- |
-| `x_unknown`, `tiktok_unknown`, `instagram_unknown`, `youtube_unknown`, `reddit_unknown`, `github_unknown`, `telegram_unknown` | the router could not place the path; recording them `ok` would be absorbing, while `unsupported` lets a later router fix reach them (retry re-routes every URL) |
-| `discord_invite` | no Discord provider and no Discord platform code yet (SPEC §4) |
-| `instagram_story` | the Instagram actor cannot fetch stories (they need a logged-in session) |
-| `x_shortlink`, `tiktok_shortlink`, `reddit_share` | not URL-only: the short-link resolver follows them and hands the target to its generator |
+- `x_unknown`, `tiktok_unknown`, `instagram_unknown`, `youtube_unknown`, `reddit_unknown`,
+  `github_unknown`, `telegram_unknown`: the router could not place the path; recording them `ok`
+  would be absorbing, while `unsupported` lets a later router fix reach them (retry re-routes every
+  URL).
+- `discord_invite`: no Discord provider and no Discord platform code yet (SPEC §4).
+- `instagram_story`: the Instagram actor cannot fetch stories (they need a logged-in session).
+- `x_shortlink`, `tiktok_shortlink`, `reddit_share`: not URL-only: the short-link resolver follows
+  them and hands the target to its generator.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ generator makes no request at all (`makes_external_calls = False`).
 Enrichment is optional, so its failure never fails the URL: a 429, 5xx, timeout, bad key or
 malformed answer from urlscan still yields the URL-only row, with `data.urlscan_error` naming what
 went wrong (the row is status `ok`; the URL itself was recorded correctly). `data.urlscan` holds
-the first result's `page` facts, `task_time` and the scan's `uuid`; urlscan's `domainAgeDays` is deliberately left out because it
-counts urlscan's own sightings, not the domain's registration age, and would be misread as such.
+the first result's `page` facts, `task_time` and the scan's `uuid`; urlscan's `domainAgeDays` is
+deliberately left out because it counts urlscan's own sightings, not the domain's registration age,
+and would be misread as such.
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ from socialrec_pipeline.routing.types import RoutedUrl
 
 #: A plain DNS name with an alphabetic TLD: anything else (an IP literal, characters of urlscan's
 #: query syntax) is not queried.
-_DOMAIN = re.compile(
-    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$"
-)
+_DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$")
 _PAGE_FIELDS = ("domain", "apexDomain", "server", "ip", "country", "title")
 
 
@@ -87,7 +86,7 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     if task_time is not None:
         summary["task_time"] = task_time
     # urlscan's `_id` is the scan's uuid (its result page is /result/{uuid}/). Stored as `uuid`:
-    # in our documents a name ending in `_id` is always an ObjectId we issued (SPEC §4, D-2).
+    # in our documents a name ending in `_id` is always an ObjectId we issued (SPEC §4).
     if isinstance(result.get("_id"), str) and result["_id"]:
         summary["uuid"] = result["_id"]
     return summary

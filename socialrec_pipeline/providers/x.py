@@ -17,7 +17,7 @@ Status decisions (documented here because the contract leaves them to us):
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -56,8 +56,8 @@ from socialrec_pipeline.providers.payload import (
     as_list,
     as_number,
     int_metrics,
-    outbound_links,
     nonempty_str,
+    outbound_links,
     scalars,
     stripped_key,
 )
@@ -72,7 +72,9 @@ USER_DATA = ("isBlueVerified", "verifiedType", "unavailableReason")
 #: Quote/retweet chains are followed this deep; links are capped at depth 2 anyway (SPEC §5).
 MAX_PARENT_DEPTH = 2
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTHS = {
+    m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)
+}
 _NOT_FOUND = re.compile(r"not.?found|does ?n[o']t exist|no such|no user|not exist", re.I)
 _SUSPENDED = re.compile(r"suspend", re.I)
 _NO_CREDIT = re.compile(r"credit|balance|insufficient", re.I)
@@ -90,8 +92,7 @@ def parse_legacy_date(value: Any) -> datetime | None:
         offset = parts[4]
         sign = -1 if offset[0] == "-" else 1
         minutes = sign * (int(offset[1:3]) * 60 + int(offset[3:5]))
-        local = datetime(int(parts[5]), _MONTHS[parts[1]], int(parts[2]), hour, minute, second,
-                         tzinfo=timezone.utc)
+        local = datetime(int(parts[5]), _MONTHS[parts[1]], int(parts[2]), hour, minute, second, tzinfo=UTC)
     except (ValueError, IndexError):
         return None
     return local - timedelta(minutes=minutes)
@@ -208,7 +209,7 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
     links = outbound_links(links, f"https://x.com/{handle}" if handle else None)
     data = scalars(user, USER_DATA)
     if source_ref:
-        # Embedded in another answer rather than fetched directly: graded, not queried (seed 000 §1.4).
+        # Embedded in another answer rather than fetched directly: graded, not queried.
         data["source_ref"] = source_ref
     unavailable = user.get("unavailable")
     return AccountDraft(
@@ -227,7 +228,9 @@ def user_account(user: Any, *, source_ref: str | None = None) -> AccountDraft | 
 
 
 def community_venue(info: dict[str, Any]) -> VenueDraft | None:
-    key = stripped_key(info.get("id")) or stripped_key(info.get("community_id")) or stripped_key(info.get("communityId"))
+    key = (
+        stripped_key(info.get("id")) or stripped_key(info.get("community_id")) or stripped_key(info.get("communityId"))
+    )
     if key is None:
         return None
     data: dict[str, Any] = scalars(info, ("join_policy",))
@@ -262,7 +265,7 @@ def tweet_content(tweet: dict[str, Any]) -> ContentDraft:
     mentions = []
     for item in as_list(entities.get("user_mentions")):
         key = stripped_key(as_dict(item).get("id_str"))
-        if key:  # a mention without an id cannot be keyed (seed 000 D-6)
+        if key:  # a mention without an id cannot be keyed: handles are renamed and reassigned
             mentions.append(Mention(platform_key=key, screen_name=nonempty_str(item.get("screen_name"))))
     return ContentDraft(
         platform=Platform.X,
@@ -332,7 +335,14 @@ class XGenerator:
         raise TransientProviderError(f"XGenerator cannot handle {routed.source_type}", external_call_made=False)
 
     def _tweet(self, tweet_id: str) -> SocialObjectGraph:
-        match = next((t for t in self._client.tweets([tweet_id]) if isinstance(t, dict) and stripped_key(t.get("id")) == tweet_id), None)
+        match = next(
+            (
+                t
+                for t in self._client.tweets([tweet_id])
+                if isinstance(t, dict) and stripped_key(t.get("id")) == tweet_id
+            ),
+            None,
+        )
         if match is None:
             raise TargetNotFound(f"tweet {tweet_id} is absent from the answer")
         groups = tweet_groups(match)
@@ -341,10 +351,14 @@ class XGenerator:
     def _profile(self, user_name: str) -> SocialObjectGraph:
         user = self._client.user_info(user_name)
         if user.get("unavailable") is True:
-            reason = " ".join(s for s in (nonempty_str(user.get("unavailableReason")), nonempty_str(user.get("message"))) if s)
+            reason = " ".join(
+                s for s in (nonempty_str(user.get("unavailableReason")), nonempty_str(user.get("message"))) if s
+            )
             if _NOT_FOUND.search(reason) and not _SUSPENDED.search(reason):
                 raise TargetNotFound(f"x user {user_name}: {reason}")
-            raise AccountSuspended(f"x user {user_name}: {reason or 'unavailable'}", platform_key=stripped_key(user.get("id")))
+            raise AccountSuspended(
+                f"x user {user_name}: {reason or 'unavailable'}", platform_key=stripped_key(user.get("id"))
+            )
         account = user_account(user)
         if account is None:
             raise TransientProviderError(f"x user {user_name}: answer without an `id`")

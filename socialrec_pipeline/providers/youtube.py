@@ -113,9 +113,13 @@ def _status_error(path: str, response: httpx.Response) -> ProviderError:
         if isinstance(as_dict(error).get("reason"), str):
             reasons.add(error["reason"])
     if code == 403 and reasons & _QUOTA_REASONS:
-        return ProviderQuotaExceeded(f"YouTube {path}: quota exceeded {sorted(reasons & _QUOTA_REASONS)}", setting="YOUTUBE_API_KEY")
+        return ProviderQuotaExceeded(
+            f"YouTube {path}: quota exceeded {sorted(reasons & _QUOTA_REASONS)}", setting="YOUTUBE_API_KEY"
+        )
     if code in (400, 401, 403) and reasons & _KEY_REASONS:
-        return ProviderKeyRejected(f"YouTube {path}: HTTP {code} API key refused {sorted(reasons & _KEY_REASONS)}", setting="YOUTUBE_API_KEY")
+        return ProviderKeyRejected(
+            f"YouTube {path}: HTTP {code} API key refused {sorted(reasons & _KEY_REASONS)}", setting="YOUTUBE_API_KEY"
+        )
     return TransientProviderError(f"YouTube {path}: HTTP {code} {sorted(reasons) or ''}".rstrip())
 
 
@@ -199,21 +203,27 @@ class YouTubeGenerator:
         channel_id = stripped_str(snippet.get("channelId"))
         if channel_id:
             found = [c for c in self._client.channels(id=channel_id) if as_dict(c).get("id") == channel_id]
-            creator = channel_account(found[0]) if found else AccountDraft(
-                platform=Platform.YOUTUBE, platform_key=channel_id, display_name=stripped_str(snippet.get("channelTitle")),
-                data={"source_ref": "video"},
+            creator = (
+                channel_account(found[0])
+                if found
+                else AccountDraft(
+                    platform=Platform.YOUTUBE,
+                    platform_key=channel_id,
+                    display_name=stripped_str(snippet.get("channelTitle")),
+                    data={"source_ref": "video"},
+                )
             )
         return SocialObjectGraph.single(GraphGroup(ref=f"video:{video_id}", creator=creator, content=content))
 
     def _channel(self, key: str) -> SocialObjectGraph:
         if key.startswith("channel/"):
-            key = key[len("channel/"):]
+            key = key[len("channel/") :]
         if key.startswith("UC") and len(key) == 24:
             selector = {"id": key}
         elif key.startswith("user/"):
-            selector = {"forUsername": key[len("user/"):]}
+            selector = {"forUsername": key[len("user/") :]}
         else:
-            name = key[len("c/"):] if key.startswith("c/") else key
+            name = key[len("c/") :] if key.startswith("c/") else key
             selector = {"forHandle": "@" + name.lstrip("@")}
         items = self._client.channels(**selector)
         if not items:

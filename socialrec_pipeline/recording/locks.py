@@ -12,8 +12,8 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Protocol
+from datetime import UTC, datetime, timedelta
+from typing import Protocol, cast
 
 import redis
 
@@ -87,11 +87,12 @@ class TokenLocks:
         return bool(self._release(keys=[self.key(address)], args=[owner]))
 
     def owner_of(self, address: str) -> str | None:
-        value = self.redis.get(self.key(address))
+        # redis-py types its sync and async clients alike; a sync client answers the value itself.
+        value = cast(bytes | str | None, self.redis.get(self.key(address)))
         return value.decode() if isinstance(value, bytes) else value
 
     @contextlib.contextmanager
-    def held(self, address: str, owner: str, *, release: bool = False) -> Iterator["KeepAlive"]:
+    def held(self, address: str, owner: str, *, release: bool = False) -> Iterator[KeepAlive]:
         """Keep an already-acquired lock alive while the block runs (extends every ttl/3).
 
         Raises `LockNotHeld` when `owner` does not hold the lock on entry, and on exit when the
@@ -143,7 +144,7 @@ class KeepAlive:
         self.extensions = 0
         self._thread = threading.Thread(target=self._run, name=f"lock-keepalive-{address[:8]}", daemon=True)
 
-    def start(self) -> "KeepAlive":
+    def start(self) -> KeepAlive:
         self._thread.start()
         return self
 
@@ -207,7 +208,8 @@ class UnknownTokenCache:
         self.redis.delete(self.streak_key)
 
     def unknown_streak(self) -> int:
-        return int(self.redis.get(self.streak_key) or 0)
+        # redis-py types its sync and async clients alike; a sync client answers the value itself.
+        return int(cast(bytes | str | None, self.redis.get(self.streak_key)) or 0)
 
     def forget(self, address: str) -> None:
         self.redis.delete(f"{self.prefix}{address}")
@@ -252,7 +254,7 @@ class InMemoryCreditGuard:
 
     def mark_exhausted(self, detail: str = "") -> None:
         if self._state is None:
-            self._state = CreditGuardState(datetime.now(timezone.utc), None, detail)
+            self._state = CreditGuardState(datetime.now(UTC), None, detail)
 
     def state(self) -> CreditGuardState | None:
         return self._state
@@ -276,12 +278,14 @@ class PaidCreditGuard:
         return bool(self.redis.exists(self.key))
 
     def mark_exhausted(self, detail: str = "") -> None:
-        value = json.dumps({"tripped_at": datetime.now(timezone.utc).isoformat(), "detail": detail[:300]})
+        value = json.dumps({"tripped_at": datetime.now(UTC).isoformat(), "detail": detail[:300]})
         self.redis.set(self.key, value.encode(), px=self.ttl_ms, nx=True)
 
     def state(self) -> CreditGuardState | None:
         with self.redis.pipeline() as pipe:
-            value, pttl = pipe.get(self.key).pttl(self.key).execute()
+            pipe.get(self.key)
+            pipe.pttl(self.key)
+            value, pttl = pipe.execute()
         if value is None:
             return None
         try:
@@ -290,7 +294,7 @@ class PaidCreditGuard:
             detail = str(data.get("detail") or "")
         except (ValueError, KeyError, TypeError):  # a flag set by an older release: b"1"
             tripped_at, detail = None, ""
-        until = datetime.now(timezone.utc) + timedelta(milliseconds=pttl) if pttl and pttl > 0 else None
+        until = datetime.now(UTC) + timedelta(milliseconds=pttl) if pttl and pttl > 0 else None
         return CreditGuardState(tripped_at, until, detail)
 
     def clear(self) -> bool:

@@ -31,17 +31,21 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
 
-from socialrec_pipeline.domain.enums import ObjectKind, Platform
-from socialrec_pipeline.domain.enums import FetchStatus
+from bson import ObjectId
+
+from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import MetricPoint
 from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.writer import validate_graph
+from socialrec_pipeline.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,20 +65,29 @@ class MetricRefreshResult:
     left_window: int = 0
     failed: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
-    skipped: Counter = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
     budget_exhausted: bool = False
     credit_exhausted: bool = False
     stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
 
 
+class ObservedObject(NamedTuple):
+    """A stored object a re-generated graph observed, with the metrics of this observation."""
+
+    kind: ObjectKind
+    object_id: ObjectId
+    platform: Platform
+    metrics: dict[str, Any]
+
+
 class MetricRefreshService:
     """Appends metric points to the objects waiting longest, within a budget of generator calls."""
 
-    def __init__(self, store, recorder: TokenRecorder, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, store: Store, recorder: TokenRecorder, clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
         self.recorder = recorder
         self.settings = recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(
         self,
@@ -88,12 +101,14 @@ class MetricRefreshService:
         result = MetricRefreshResult()
         guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
         stops = provider_stops or InMemoryProviderStops()
-        interval = min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        interval = (
+            min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        )
         now = self.clock()
         due_before, window_start = now - interval, now - lookback
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
-        tried: set[tuple[str, object]] = set()  # queue entries handled in this run
-        pointed: set[tuple[str, object]] = set()  # objects that got a point in this run
+        tried: set[tuple[str, ObjectId]] = set()  # queue entries handled in this run
+        pointed: set[tuple[str, ObjectId]] = set()  # objects that got a point in this run
         fetched: set[str] = set()  # entry URLs already re-generated in this run
         queue = self.store.metrics.iter_refresh_due(platforms, due_before)
         try:
@@ -137,7 +152,16 @@ class MetricRefreshService:
         result.credit_exhausted = guard.is_exhausted()
         return result
 
-    def _refresh_url(self, url: str, wanted, due_before: datetime, guard, stops, pointed: set, result) -> bool:
+    def _refresh_url(
+        self,
+        url: str,
+        wanted: tuple[ObjectKind | str, ObjectId],
+        due_before: datetime,
+        guard: CreditGuard,
+        stops: ProviderStops,
+        pointed: set[tuple[str, ObjectId]],
+        result: MetricRefreshResult,
+    ) -> bool:
         """Re-generate `url` and append points for its due objects; True when `wanted` (the
         candidate's `(object, object_id)`) got one."""
         result.urls_considered += 1
@@ -172,22 +196,24 @@ class MetricRefreshService:
             elif fetched.stopped_credential is not None:
                 result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
                 self._failed(result, url, fetched.error or str(fetched.status))
-            elif fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED) and not fetched.external_call:
+            elif (
+                fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED)
+                and not fetched.external_call
+            ):
                 result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
             else:
                 if fetched.status in (FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED):  # gone for good
                     self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
                 self._failed(result, url, fetched.error or str(fetched.status))
             return False
-        graph = fetched.graph
         try:
-            validate_graph(graph, url)
+            graph = validate_graph(fetched.graph, url).graph
             self.recorder.writer.refresh_identities(graph, url, observed)  # SPEC §5: rows too
         except Exception as exc:  # one URL never stops the run
             self._failed(result, url, f"{type(exc).__name__}: {exc}")
             return False
         observed_objects = list(self._observed(graph, url, routed.canonical_url))
-        last_points = self.store.metrics.find_last_point_times((kind, oid) for kind, oid, _, _ in observed_objects)
+        last_points = self.store.metrics.find_last_point_times((o.kind, o.object_id) for o in observed_objects)
         appended_wanted = False
         for kind, object_id, platform, metrics in observed_objects:
             key = (str(kind), object_id)
@@ -200,7 +226,9 @@ class MetricRefreshService:
             if not point.metrics:
                 continue
             self.store.metrics.append_point(kind, object_id, platform, point)
-            if kind is ObjectKind.CONTENTS and self.store.contents.update_metrics_latest(object_id, point.metrics, observed):
+            if kind is ObjectKind.CONTENTS and self.store.contents.update_metrics_latest(
+                object_id, point.metrics, observed
+            ):
                 result.metrics_latest_updated += 1
             pointed.add(key)
             result.points_appended += 1
@@ -215,24 +243,29 @@ class MetricRefreshService:
         if len(result.failures) < MAX_FAILURES_KEPT:
             result.failures.append((url, reason))
 
-    def _observed(self, graph, url: str, canonical: str):
-        """(kind, stored id, platform, metrics) for every object of the graph that exists."""
+    def _observed(
+        self, graph: SocialObjectGraph, url: str, canonical: str
+    ) -> Iterator[ObservedObject]:
+        """Every object of the graph that is stored (by key, else by URL for contents)."""
         for group in graph.groups:
-            if group.creator is not None:
-                row = self.store.accounts.find_by_platform_key(group.creator.platform, group.creator.platform_key)
-                if row is not None:
-                    yield ObjectKind.ACCOUNTS, row.id, Platform(group.creator.platform), group.creator.metrics
-            if group.venue is not None:
-                row = self.store.venues.find_by_platform_key(group.venue.platform, group.venue.platform_key)
-                if row is not None:
-                    yield ObjectKind.VENUES, row.id, Platform(group.venue.platform), group.venue.metrics
-            content = group.content
+            # The graph is validated: every account and venue has a platform_key.
+            creator, venue, content = group.creator, group.venue, group.content
+            if creator is not None and creator.platform_key:
+                account = self.store.accounts.find_by_platform_key(creator.platform, creator.platform_key)
+                if account is not None:
+                    yield ObservedObject(ObjectKind.ACCOUNTS, account.id, Platform(creator.platform), creator.metrics)
+            if venue is not None and venue.platform_key:
+                venue_row = self.store.venues.find_by_platform_key(venue.platform, venue.platform_key)
+                if venue_row is not None:
+                    yield ObservedObject(ObjectKind.VENUES, venue_row.id, Platform(venue.platform), venue.metrics)
             if content is not None:
                 row = None
                 if content.platform_key:
-                    row = self.store.contents.find_by_platform_key(content.platform, content.subtype, content.platform_key)
+                    row = self.store.contents.find_by_platform_key(
+                        content.platform, content.subtype, content.platform_key
+                    )
                 if row is None:
                     own = content.url if group.ref != graph.root_ref else canonical
                     row = self.store.contents.find_by_source_url(own) if own else None
                 if row is not None:
-                    yield ObjectKind.CONTENTS, row.id, Platform(content.platform), content.metrics
+                    yield ObservedObject(ObjectKind.CONTENTS, row.id, Platform(content.platform), content.metrics)

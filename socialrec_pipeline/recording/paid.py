@@ -17,6 +17,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Protocol
 
+from socialrec_pipeline.recording.locks import CreditGuardState
+
 
 class PaidSlotUnavailable(RuntimeError):
     """No slot of the paid pool became free in time: the URL is an `error` without any call."""
@@ -49,7 +51,7 @@ class NoPaidSlot:
         yield  # pragma: no cover
 
 
-def credit_message(state) -> str:
+def credit_message(state: CreditGuardState | None) -> str:
     """The `detail` of a URL held back by the credit guard."""
     described = state.describe() if state is not None else "tripped"
     return f"paid credit exhausted: the credit guard is {described}"

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -25,10 +25,10 @@ from pymongo.errors import PyMongoError
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent
-from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
-from socialrec_pipeline.providers.base import GenerateOptions, GeneratorRegistry
+from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
@@ -38,13 +38,16 @@ from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
 from socialrec_pipeline.routing.apex import domain_fingerprint
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
+from socialrec_pipeline.store.store import Store
 
 if TYPE_CHECKING:
-    from socialrec_pipeline.routing.gate import GateDecision
+    from socialrec_pipeline.routing.gate import GateDecision, GateSettings, Supported
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+#: The routing gate's signature (`routing.gate.gate`): may this URL be fetched now?
+GateFn = Callable[["RoutedUrl", "GateSettings", "Supported"], "GateDecision"]
 
 
 class RecordOutcome(StrEnum):
@@ -121,7 +124,7 @@ class UrlResult:
     external_call: bool = False
     error: str | None = None
     write: WriteResult | None = None
-    attempted_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    attempted_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0
     #: False when the answer said nothing about the target (our key, quota or credit).
     judged_target: bool = True
@@ -143,7 +146,7 @@ class UrlResult:
             source_type=str(routed.source_type) if routed else None,
             source_key=routed.source_key if routed else None,
             platform=routed.platform if routed else None,
-            subtype=routed.subtype if routed else None,
+            subtype=subtype_of(routed.subtype) if routed else None,
             status=self.status,
             attempted_at=self.attempted_at,
             attempts=(1 if self.counts_as_attempt else 0) if attempts is None else attempts,
@@ -197,14 +200,14 @@ def _default_route(text: str) -> RoutedUrl | None:
     return route(text)
 
 
-def _default_gate(routed: RoutedUrl, settings, supported):
+def _default_gate(routed: RoutedUrl, settings: GateSettings, supported: Supported) -> GateDecision:
     from socialrec_pipeline.routing.gate import gate
 
     return gate(routed, settings, supported)
 
 
 def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
-    """`domain:{apex}` of each of the token's websites (seed 000 §1.9/§1.11): tokens sharing a
+    """`domain:{apex}` of each of the token's websites (SPEC §4): tokens sharing a
     domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
     profile in the website field (`x.com/...`) says nothing about a shared site."""
     found = (
@@ -220,7 +223,7 @@ class TokenRecorder:
 
     def __init__(
         self,
-        store,
+        store: Store,
         upstream: UpstreamTokens,
         locks: TokenLocks,
         unknown_tokens: UnknownTokenCache,
@@ -229,7 +232,7 @@ class TokenRecorder:
         clock: Clock | None = None,
         *,
         route_fn: Callable[[str], RoutedUrl | None] | None = None,
-        gate_fn: Callable | None = None,
+        gate_fn: GateFn | None = None,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
         provider_stops: ProviderStops | None = None,
@@ -240,11 +243,11 @@ class TokenRecorder:
         self.unknown_tokens = unknown_tokens
         self.registry = registry
         self.settings = settings or RecordingSettings()
-        self.clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock: Clock = clock or (lambda: datetime.now(UTC))
         self.writer = GraphWriter(store, self.clock)
         self.route = route_fn or _default_route
-        self._gate = gate_fn or _default_gate
-        self._gate_settings = None
+        self._gate: GateFn = gate_fn or _default_gate
+        self._gate_settings: GateSettings | None = None
         #: Shared by every URL this recorder handles; in the code location a Redis flag shared by
         #: every step, run and job of the deployment (`PaidCreditGuard`).
         self.credit_guard: CreditGuard = credit_guard or InMemoryCreditGuard()
@@ -335,16 +338,20 @@ class TokenRecorder:
                 if token is None:
                     streak = self.unknown_tokens.remember(address)
                     self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak)
+                    return SkippedToken(
+                        address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak
+                    )
                 self.unknown_tokens.note_known()
             alpha_finders = token.total_invested_alpha_finders
             below = alpha_finders < self.settings.af_threshold
             if check_threshold and below and not force_below_threshold:
                 self.locks.release(address, owner)
                 return SkippedToken(
-                    address, RecordOutcome.BELOW_THRESHOLD,
+                    address,
+                    RecordOutcome.BELOW_THRESHOLD,
                     f"the upstream counts {alpha_finders} alpha finders, below the threshold of "
-                    f"{self.settings.af_threshold}", calls,
+                    f"{self.settings.af_threshold}",
+                    calls,
                 )
             planned = tuple(self.plan_urls(token))
         except BaseException:
@@ -408,29 +415,42 @@ class TokenRecorder:
         result.duration_s = time.perf_counter() - started
         return result
 
-    def _record_one_url(self, prepared, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops) -> UrlResult:
+    def _record_one_url(
+        self, prepared: PreparedToken, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops
+    ) -> UrlResult:
         attempted_at = self.clock()
         routed = planned.routed
         if routed is None:
-            return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route")
+            return UrlResult(
+                planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route"
+            )
         decision = self.gate(routed)
-        if not decision.allowed:
-            return UrlResult(planned, FetchStatus(decision.status), attempted_at=attempted_at, error=decision.reason)
+        if not decision.allowed:  # a refusal names its status (skipped_paid or unsupported)
+            status = decision.status or FetchStatus.UNSUPPORTED
+            return UrlResult(planned, status, attempted_at=attempted_at, error=decision.reason)
         if self.is_paid(routed) and guard.is_exhausted():
-            return UrlResult(planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state()))
+            return UrlResult(
+                planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state())
+            )
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
         try:
             self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
-            return UrlResult(planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at)
+            return UrlResult(
+                planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at
+            )
         fetched = self.fetch(routed, generator, attempted_at, guard, provider_stops=stops)
         if fetched.status is not None:
             return UrlResult(
-                planned, fetched.status, external_call=fetched.external_call,
-                error=fetched.error, attempted_at=attempted_at,
-                judged_target=fetched.judged_target, stopped_credential=fetched.stopped_credential,
+                planned,
+                fetched.status,
+                external_call=fetched.external_call,
+                error=fetched.error,
+                attempted_at=attempted_at,
+                judged_target=fetched.judged_target,
+                stopped_credential=fetched.stopped_credential,
             )
         try:
             written = self.writer.write(
@@ -443,11 +463,18 @@ class TokenRecorder:
         except Exception as exc:  # contract breach → invalid; a DB hiccup → error
             log.warning("writing %s failed: %s", routed.canonical_url, exc)
             return UrlResult(
-                planned, status_of_error(exc), external_call=fetched.external_call,
-                error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at,
+                planned,
+                status_of_error(exc),
+                external_call=fetched.external_call,
+                error=f"{type(exc).__name__}: {exc}",
+                attempted_at=attempted_at,
             )
         return UrlResult(
-            planned, FetchStatus.OK, external_call=fetched.external_call, write=written, attempted_at=attempted_at,
+            planned,
+            FetchStatus.OK,
+            external_call=fetched.external_call,
+            write=written,
+            attempted_at=attempted_at,
         )
 
     def is_paid(self, routed: RoutedUrl) -> bool:
@@ -457,7 +484,7 @@ class TokenRecorder:
     def fetch(
         self,
         routed: RoutedUrl,
-        generator,
+        generator: Generator,
         observed_at: datetime,
         credit_guard: CreditGuard | None = None,
         paid_slots: PaidSlots | None = None,
@@ -481,44 +508,71 @@ class TokenRecorder:
         stops = provider_stops or self.provider_stops
         options = self.generate_options()
         target, resolved = routed, False
-        resolve_target = getattr(generator, "resolve_target", None)
-        if resolve_target is not None:
+        if isinstance(generator, TargetResolver):
             try:
-                target = resolve_target(routed)
+                target = generator.resolve_target(routed)
             except Exception as exc:  # resolution failed: the short link's own status
                 external = bool(getattr(exc, "external_call_made", True))
-                return Fetched(routed, status=status_of_error(exc), external_call=external,
-                               error=f"{type(exc).__name__}: {exc}")
+                return Fetched(
+                    routed, status=status_of_error(exc), external_call=external, error=f"{type(exc).__name__}: {exc}"
+                )
             resolved = True
             decision = self._gate(target, self.gate_settings, generator.target_supported())
             if not decision.allowed:  # a gate refusal is never an attempt
-                return Fetched(target, status=FetchStatus(decision.status),
-                               error=f"resolves to {target.canonical_url}: {decision.reason}")
+                return Fetched(
+                    target,
+                    status=decision.status or FetchStatus.UNSUPPORTED,
+                    error=f"resolves to {target.canonical_url}: {decision.reason}",
+                )
         stopped = stops.stopped(target.platform)
         if stopped is not None:
-            return Fetched(target, status=stopped.status, judged_target=False, stopped_credential=stopped,
-                           external_call=resolved,
-                           error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})")
+            return Fetched(
+                target,
+                status=stopped.status,
+                judged_target=False,
+                stopped_credential=stopped,
+                external_call=resolved,
+                error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
+            )
         paid = self.is_paid(target)
-        call = generator.generate_target if resolved else generator.generate
+        call = generator.generate_target if resolved and isinstance(generator, TargetResolver) else generator.generate
         makes_calls = resolved or generator.makes_external_calls
         if paid and guard.is_exhausted():
-            return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()), paid=True,
-                           held_back="credit_exhausted")
+            return Fetched(
+                target,
+                status=FetchStatus.SKIPPED_PAID,
+                error=credit_message(guard.state()),
+                paid=True,
+                held_back="credit_exhausted",
+            )
         try:
             with slots.slot(target.canonical_url) if paid else contextlib.nullcontext():
                 if paid and guard.is_exhausted():  # tripped while this call waited for its slot
-                    return Fetched(target, status=FetchStatus.SKIPPED_PAID, error=credit_message(guard.state()),
-                                   paid=True, held_back="credit_exhausted")
+                    return Fetched(
+                        target,
+                        status=FetchStatus.SKIPPED_PAID,
+                        error=credit_message(guard.state()),
+                        paid=True,
+                        held_back="credit_exhausted",
+                    )
                 graph = call(target, options, observed_at)
         except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
             return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
         except OutOfCredit as exc:
             guard.mark_exhausted(f"{target.canonical_url}: {exc}"[:300])
-            log.warning("paid provider out of credit at %s: every paid call stops (%s)", target.canonical_url,
-                        credit_message(guard.state()))
-            return Fetched(target, status=FetchStatus.SKIPPED_PAID, external_call=False,
-                           error=f"{type(exc).__name__}: {exc}", paid=True, held_back="out_of_credit")
+            log.warning(
+                "paid provider out of credit at %s: every paid call stops (%s)",
+                target.canonical_url,
+                credit_message(guard.state()),
+            )
+            return Fetched(
+                target,
+                status=FetchStatus.SKIPPED_PAID,
+                external_call=False,
+                error=f"{type(exc).__name__}: {exc}",
+                paid=True,
+                held_back="out_of_credit",
+            )
         except Exception as exc:  # every generator failure becomes a status
             if isinstance(exc, AccountSuspended):
                 self.note_unavailable(target, observed_at, exc.platform_key)
@@ -527,10 +581,15 @@ class TokenRecorder:
                 stops.stop(exc)
                 stop = StoppedCredential.of(exc)
             external = bool(getattr(exc, "external_call_made", makes_calls)) or resolved
-            return Fetched(target, status=status_of_error(exc), external_call=external,
-                           error=f"{type(exc).__name__}: {exc}", paid=paid,
-                           judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
-                           stopped_credential=stop)
+            return Fetched(
+                target,
+                status=status_of_error(exc),
+                external_call=external,
+                error=f"{type(exc).__name__}: {exc}",
+                paid=paid,
+                judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
+                stopped_credential=stop,
+            )
         # A generator whose calls are optional (urlscan enrichment) says per graph whether it called.
         reported = getattr(graph, "external_call_made", None)
         external = (makes_calls if reported is None else bool(reported)) or resolved
@@ -586,7 +645,7 @@ class TokenRecorder:
         return self._gate(routed, self.gate_settings, self.registry.supported)
 
     @property
-    def gate_settings(self):
+    def gate_settings(self) -> GateSettings:
         if self._gate_settings is None:
             self._gate_settings = self.settings.gate_settings()
         return self._gate_settings

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import redis
 
@@ -113,7 +113,8 @@ class RedisProviderStops:
         setting = credential_of(platform)
         if setting is None:
             return None
-        raw = self.redis.hget(self.key, setting)
+        # redis-py types its sync and async clients alike; a sync client answers the value itself.
+        raw = cast(bytes | str | None, self.redis.hget(self.key, setting))
         if raw is None:
             return None
         value = json.loads(raw)

@@ -17,14 +17,16 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import redis
 from pymongo.errors import ConnectionFailure
 
 from socialrec_pipeline.recording.processor import RecordOutcome, TokenRecorder
+from socialrec_pipeline.recording.provider_stops import StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.recording.soltracker import UpstreamTokens
+from socialrec_pipeline.recording.soltracker import UpstreamToken, UpstreamTokens
+from socialrec_pipeline.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +50,9 @@ class ReconcileResult:
     pages: int = 0
     existence_queries: int = 0
     stopped_by: str | None = None
-    url_statuses: Counter = field(default_factory=Counter)
+    url_statuses: Counter[str] = field(default_factory=Counter)
     #: Credentials a provider refused while recording (setting → `StoppedCredential`).
-    stopped_credentials: dict = field(default_factory=dict)
+    stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -62,7 +64,7 @@ class ReconcileService:
 
     def __init__(
         self,
-        store,
+        store: Store,
         upstream: UpstreamTokens,
         recorder: TokenRecorder,
         settings: RecordingSettings | None = None,
@@ -72,7 +74,7 @@ class ReconcileService:
         self.upstream = upstream
         self.recorder = recorder
         self.settings = settings or recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run_window(
         self,
@@ -121,7 +123,7 @@ class ReconcileService:
     def _past(self, deadline: datetime | None) -> bool:
         return deadline is not None and self.clock() >= deadline
 
-    def _record(self, token, owner: str, result: ReconcileResult) -> None:
+    def _record(self, token: UpstreamToken, owner: str, result: ReconcileResult) -> None:
         try:
             outcome = self.recorder.record_upstream_token(token, owner)
         except (redis.RedisError, ConnectionFailure):

@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
@@ -27,6 +27,8 @@ from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder, UrlResult
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
+from socialrec_pipeline.routing.types import RoutedUrl
+from socialrec_pipeline.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ class RetryResult:
     rerouted: int = 0
     #: Re-routed URLs that turned out to be a sibling's URL: resolved to its status, nothing fetched.
     same_as_sibling: int = 0
-    statuses: Counter = field(default_factory=Counter)
+    statuses: Counter[str] = field(default_factory=Counter)
     credit_exhausted: bool = False
     #: Credentials refused during the run (setting → why): the operator's fix list.
     stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
@@ -54,7 +56,7 @@ class RetryService:
 
     def __init__(
         self,
-        store,
+        store: Store,
         recorder: TokenRecorder,
         settings: RecordingSettings | None = None,
         clock: Callable[[], datetime] | None = None,
@@ -62,7 +64,7 @@ class RetryService:
         self.store = store
         self.recorder = recorder
         self.settings = settings or recorder.settings
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(
         self,
@@ -99,19 +101,28 @@ class RetryService:
                 # Read again under the lock: another worker may have retried these URLs between
                 # the selection and now, and must not be paid for twice.
                 token = self.store.tokens.find_by_address(chosen.address)
-                for record in _due(token, wanted, cutoff, urls) if token else []:
-                    self._retry_url(token, record, owner, guard, stops, result)
+                if token is not None:
+                    for record in _due(token, wanted, cutoff, urls):
+                        self._retry_url(token, record, owner, guard, stops, result)
         result.credit_exhausted = guard.is_exhausted()
         return result
 
-    def _retry_url(self, token: Token, record: SocialUrlRecord, owner, guard, stops, result: RetryResult) -> None:
+    def _retry_url(
+        self,
+        token: Token,
+        record: SocialUrlRecord,
+        owner: str,
+        guard: CreditGuard,
+        stops: ProviderStops,
+        result: RetryResult,
+    ) -> None:
         raw = record.raw_url or record.url
         routed = self.recorder.route_text(raw)
         new_url = routed.canonical_url if routed else record.url
         sibling = token.social_url(new_url) if new_url != record.url else None
         if routed is not None and (routed.source_type.value != record.source_type or new_url != record.url):
             result.rerouted += 1
-        if sibling is not None:
+        if sibling is not None and routed is not None:  # a sibling is only found for a re-routed URL
             # The sibling may have been retried a moment ago in this run: take its current outcome.
             current = self.store.tokens.find_by_address(token.address)
             sibling = (current.social_url(new_url) if current else None) or sibling
@@ -138,7 +149,15 @@ class RetryService:
         result.external_calls += int(outcome.external_call)
         result.statuses[str(status)] += 1
 
-    def _resolve_to_sibling(self, token: Token, record: SocialUrlRecord, sibling: SocialUrlRecord, routed, raw, result) -> None:
+    def _resolve_to_sibling(
+        self,
+        token: Token,
+        record: SocialUrlRecord,
+        sibling: SocialUrlRecord,
+        routed: RoutedUrl,
+        raw: str,
+        result: RetryResult,
+    ) -> None:
         """The URL now routes to a URL another element of the token already holds: the same target.
 
         No fetch (the sibling's outcome is this target's outcome) and no attempt. The element keeps

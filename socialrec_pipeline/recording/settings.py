@@ -8,12 +8,15 @@ the key was misspelt — here the threshold is a strict int that may not go belo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.events import AF_INVESTOR_THRESHOLD
+
+if TYPE_CHECKING:
+    from socialrec_pipeline.routing.gate import GateSettings
 
 DEFAULT_PAID_PLATFORMS: frozenset[Platform] = frozenset({Platform.TIKTOK, Platform.INSTAGRAM})
 
@@ -81,7 +84,7 @@ class RecordingSettings(BaseModel):
             raise ValueError("paid_platforms may not be empty")
         return value
 
-    def gate_settings(self) -> Any:
+    def gate_settings(self) -> GateSettings:
         """The routing gate's settings built from these values."""
         from socialrec_pipeline.routing.gate import GateSettings
 
@@ -92,7 +95,7 @@ class RecordingSettings(BaseModel):
         )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "RecordingSettings":
+    def from_env(cls, env: Mapping[str, str]) -> RecordingSettings:
         """Build from environment-style strings; a malformed value raises `ValueError`.
 
         The paid/community switches and the paid platform set are parsed by the gate's own

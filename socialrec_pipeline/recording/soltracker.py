@@ -8,7 +8,7 @@ zero). The API key is sent as a header and never appears in any message this mod
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Protocol
 
 import httpx
@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, S
 
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.providers.http import MAX_BODY_BYTES as PROVIDER_MAX_BODY_BYTES
-from socialrec_pipeline.providers.http import USER_AGENT
+from socialrec_pipeline.providers.http import USER_AGENT, tls_context
 
 #: SPEC §2.2: no upstream call waits longer than this.
 SOLTRACKER_TIMEOUT_S: float = 5.0
@@ -99,7 +99,7 @@ class UpstreamTokens(Protocol):
 def _iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("window bounds must be timezone-aware")
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -130,6 +130,7 @@ class SolTrackerClient:
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             transport=transport,
+            verify=tls_context(),
         )
         #: Number of HTTP requests sent (run metadata, tests).
         self.calls = 0
@@ -138,7 +139,7 @@ class SolTrackerClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "SolTrackerClient":
+    def __enter__(self) -> SolTrackerClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from bson import ObjectId
 
 from socialrec_pipeline.domain.wallets import wallets_in_text
+from socialrec_pipeline.store.store import Store
 
 
 @dataclass
@@ -27,7 +28,7 @@ class WalletsBackfillResult:
 
 
 def backfill_wallets(
-    store, *, batch_size: int = 500, max_batches: int | None = None, after_id: ObjectId | None = None
+    store: Store, *, batch_size: int = 500, max_batches: int | None = None, after_id: ObjectId | None = None
 ) -> WalletsBackfillResult:
     """Fill `known_wallets` of every account from its stored bio; one read and at most one bulk
     write per batch of `batch_size` rows."""

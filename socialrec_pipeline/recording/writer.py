@@ -18,14 +18,15 @@ reads (contents by URL, contents by key, ids of accounts/venues that already exi
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
 
 from bson import ObjectId
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.enums import ContentSubtype, FetchStatus, ObjectKind, Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import GraphContractError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph, VenueDraft
 from socialrec_pipeline.domain.models import (
@@ -38,6 +39,8 @@ from socialrec_pipeline.domain.models import (
     TokenLink,
     Venue,
 )
+from socialrec_pipeline.store.metric_series import FirstPoint
+from socialrec_pipeline.store.store import Store
 
 _DUPLICATE_KEY = 11000
 #: Re-resolve-and-insert rounds after losing an insert race to a concurrent writer.
@@ -58,8 +61,9 @@ class GraphPlan:
     path: dict[str, list[str]]
 
 
-def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
-    """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach."""
+def validate_graph(graph: SocialObjectGraph | None, entry_url: str) -> GraphPlan:
+    """Check the graph contract; raise `GraphContractError(entry_url, reason)` on the first breach
+    (no graph at all is one)."""
 
     def fail(reason: str) -> GraphContractError:
         return GraphContractError(entry_url, reason)
@@ -95,7 +99,9 @@ def validate_graph(graph: SocialObjectGraph, entry_url: str) -> GraphPlan:
     return GraphPlan(graph=graph, order=order, depth=depth, path=path)
 
 
-def _originals_first(groups, by_ref, fail) -> list[GraphGroup]:
+def _originals_first(
+    groups: Sequence[GraphGroup], by_ref: Mapping[str, GraphGroup], fail: Callable[[str], GraphContractError]
+) -> list[GraphGroup]:
     """Topological order by parent_ref (parent before child); a cycle is a contract breach."""
     children: dict[str, list[str]] = {ref: [] for ref in by_ref}
     for g in groups:
@@ -115,7 +121,7 @@ def _originals_first(groups, by_ref, fail) -> list[GraphGroup]:
     return order
 
 
-def _paths_from_root(graph: SocialObjectGraph, by_ref) -> dict[str, list[str]]:
+def _paths_from_root(graph: SocialObjectGraph, by_ref: Mapping[str, GraphGroup]) -> dict[str, list[str]]:
     """Distance over parent edges (either direction) from the root group.
 
     A group not connected to the root at all gets the maximum depth: it was observed through this
@@ -165,20 +171,45 @@ class WriteResult:
     links_appended: int = 0
 
 
-def _key_of(draft: ContentDraft) -> tuple[str, str, str] | None:
+#: (platform, subtype, platform_key) of a contents row.
+ContentKey = tuple[str, str, str]
+
+
+def _key_of(draft: ContentDraft) -> ContentKey | None:
     return (str(draft.platform), str(draft.subtype), draft.platform_key) if draft.platform_key else None
+
+
+class GraphObject(NamedTuple):
+    """One distinct object of a written graph, as its first metric point and its link need it."""
+
+    platform: Platform
+    subtype: ContentSubtype | VenueSubtype | None
+    #: Refs on the way from the object's group to the root (see `GraphPlan.path`).
+    ancestors: list[str]
+    metrics: dict[str, Any]
+
+
+@dataclass
+class ContentResolution:
+    """One round of contents identity: rows to insert, URLs to add to existing rows, counts."""
+
+    new_rows: list[Content] = field(default_factory=list)
+    additions: list[tuple[ObjectId, SourceUrlEntry]] = field(default_factory=list)
+    existing: int = 0
+    #: Rows an earlier round of this write inserted (found now, but counted as inserted).
+    ours: set[ObjectId] = field(default_factory=set)
 
 
 class GraphWriter:
     """Writes validated graphs through the store's repositories (see module docstring)."""
 
-    def __init__(self, store, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, store: Store, clock: Callable[[], datetime] | None = None) -> None:
         self.store = store
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def write(
         self,
-        graph: SocialObjectGraph,
+        graph: SocialObjectGraph | None,
         *,
         entry_url: str,
         token_address: str,
@@ -187,7 +218,7 @@ class GraphWriter:
     ) -> WriteResult:
         plan = validate_graph(graph, entry_url)  # raises before any write
         observed = observed_at or self.clock()
-        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
         ids = {g.ref: GroupIds() for g in plan.order}
 
         # 1. accounts (atomic upsert on the unique key), then venues that point at them.
@@ -198,11 +229,11 @@ class GraphWriter:
 
         # 3. first metric point per object, 4. links.
         objects = self._objects(plan, ids)
-        points = []
-        for (kind, object_id), (platform, _subtype, _depth, metrics) in objects.items():
-            point = MetricPoint.of(platform, kind, metrics, observed)
+        points: list[FirstPoint] = []
+        for (kind, object_id), obj in objects.items():
+            point = MetricPoint.of(obj.platform, kind, obj.metrics, observed)
             if point.metrics:
-                points.append((kind, object_id, platform, point))
+                points.append(FirstPoint(kind, object_id, obj.platform, point))
         if points:
             self.store.metrics.record_first_points(points)
         result.metric_points = len(points)
@@ -213,49 +244,57 @@ class GraphWriter:
                 object=kind,
                 object_id=object_id,
                 source_url=entry_url,
-                platform=platform,
-                subtype=subtype,
+                platform=obj.platform,
+                subtype=obj.subtype,
                 first_transfer_at=first_transfer_at,
-                ancestor_ids=ancestors,
+                ancestor_ids=obj.ancestors,
                 linked_at=linked_at,
                 observed_at=observed,
             )
-            for (kind, object_id), (platform, subtype, ancestors, _m) in objects.items()
+            for (kind, object_id), obj in objects.items()
         ]
         self.store.links.append_many(links)
         result.links_appended = len(links)
         result.ids = ids
         return result
 
-    def refresh_identities(self, graph: SocialObjectGraph, entry_url: str, observed_at: datetime) -> WriteResult:
+    def refresh_identities(
+        self, graph: SocialObjectGraph | None, entry_url: str, observed_at: datetime
+    ) -> WriteResult:
         """Complete and refresh the accounts and venues of a re-observed graph (SPEC §5), without
         contents, metrics or links: the metric refresh's share of "every observation"."""
         plan = validate_graph(graph, entry_url)
-        result = WriteResult(entry_url=entry_url, root_ref=graph.root_ref)
+        result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
         ids = {g.ref: GroupIds() for g in plan.order}
         self._write_identities(plan, ids, observed_at, result)
         result.ids = ids
         return result
 
-    def _write_identities(self, plan: GraphPlan, ids, observed, result: WriteResult) -> None:
+    def _write_identities(
+        self, plan: GraphPlan, ids: dict[str, GroupIds], observed: datetime, result: WriteResult
+    ) -> None:
         """One bulk write per row kind: each row is completed and refreshed by this observation
         (store/identities.py has the per-field rules)."""
-        creators = [(g.ref, g.creator) for g in plan.order if g.creator is not None]
-        account_ids = self.store.accounts.upsert_many([_account(d, observed) for _, d in creators])
-        for ref, draft in creators:
-            ids[ref].creator_id = account_ids[(str(draft.platform), draft.platform_key)]
+        creators = [(g.ref, _account(g.creator, observed)) for g in plan.order if g.creator is not None]
+        account_ids = self.store.accounts.upsert_many([account for _, account in creators])
+        for ref, account in creators:
+            ids[ref].creator_id = account_ids[(str(account.platform), account.platform_key)]
         result.accounts = len(account_ids)
-        venue_groups = [g for g in plan.order if g.venue is not None]
-        venue_ids = self.store.venues.upsert_many(
+        venues = [
             # The group's creator authored the venue only when the group has no content.
-            [_venue(g.venue, observed, ids[g.ref].creator_id if g.content is None else None) for g in venue_groups]
-        )
-        for g in venue_groups:
-            ids[g.ref].venue_id = venue_ids[(str(g.venue.platform), g.venue.platform_key)]
+            (g.ref, _venue(g.venue, observed, ids[g.ref].creator_id if g.content is None else None))
+            for g in plan.order
+            if g.venue is not None
+        ]
+        venue_ids = self.store.venues.upsert_many([venue for _, venue in venues])
+        for ref, venue in venues:
+            ids[ref].venue_id = venue_ids[(str(venue.platform), venue.platform_key)]
         result.venues = len(venue_ids)
 
     # -- contents --------------------------------------------------------------------------------
-    def _write_contents(self, plan: GraphPlan, ids, entry_url, observed, result: WriteResult) -> None:
+    def _write_contents(
+        self, plan: GraphPlan, ids: dict[str, GroupIds], entry_url: str, observed: datetime, result: WriteResult
+    ) -> None:
         groups = [g for g in plan.order if g.content is not None]
         if not groups:
             return
@@ -265,62 +304,79 @@ class GraphWriter:
         # round finds them they count as inserted, not as existing. Ids are issued here, so a row
         # carrying one of them can only come from this writer.
         attempted: set[ObjectId] = set()
+        resolution = ContentResolution()
         for round_ in range(_MAX_CONTENT_ROUNDS):
-            by_url: dict[str, Content] = {}
-            for row in self.store.contents.find_by_source_urls(u for us in wanted_urls.values() for u in us):
-                for url in row.urls:
-                    by_url.setdefault(url, row)
-            keys = [k for g in groups if (k := _key_of(g.content)) is not None]
-            by_key = {
-                (str(r.platform), str(r.subtype), r.platform_key): r
-                for r in (self.store.contents.find_by_platform_keys(keys) if keys else [])
-            }
-            new_rows: list[Content] = []
-            additions: list[tuple[ObjectId, SourceUrlEntry]] = []
-            planned: dict[str | tuple, ObjectId] = {}  # same content twice in one graph → one row
-            existing = 0
-            ours: set[ObjectId] = set()  # rows an earlier round of this write inserted
-            for g in groups:
-                draft, urls, key = g.content, wanted_urls[g.ref], _key_of(g.content)
-                row = next((by_url[u] for u in urls if u in by_url), None) or (by_key.get(key) if key else None)
-                if row is not None:
-                    ids[g.ref].content_id = row.id
-                    if row.id in attempted:
-                        ours.add(row.id)
-                    else:
-                        existing += 1
-                    additions += [(row.id, _entry(u, observed)) for u in urls if u not in row.urls]
-                    continue
-                known = next((planned[u] for u in urls if u in planned), None) or (planned.get(key) if key else None)
-                if known is not None:
-                    ids[g.ref].content_id = known
-                    continue
-                parent_ids = ids.get(g.parent_ref) if g.parent_ref else None
-                content = _content(
-                    draft, urls, observed, ids[g.ref], g, parent_ids.content_id if parent_ids else None
-                )
-                new_rows.append(content)
-                ids[g.ref].content_id = content.id
-                for marker in [*urls, *([key] if key else [])]:
-                    planned[marker] = content.id
+            resolution = self._resolve_contents(groups, wanted_urls, ids, observed, attempted)
             try:
-                self.store.contents.insert_many(new_rows)
+                self.store.contents.insert_many(resolution.new_rows)
             except (BulkWriteError, DuplicateKeyError) as exc:
                 if not _only_duplicates(exc) or round_ == _MAX_CONTENT_ROUNDS - 1:
                     raise
-                attempted.update(c.id for c in new_rows)
+                attempted.update(c.id for c in resolution.new_rows)
                 continue  # a concurrent writer won some rows: re-resolve and insert the rest
-            result.contents_inserted = len(new_rows) + len(ours)
-            result.contents_existing = existing
+            result.contents_inserted = len(resolution.new_rows) + len(resolution.ours)
+            result.contents_existing = resolution.existing
             break
-        if additions:
-            try:
-                result.source_urls_added = self.store.contents.add_source_urls(additions)
-            except (BulkWriteError, DuplicateKeyError) as exc:
-                # The URL already identifies another row; the unique index keeps it there.
-                if not _only_duplicates(exc):
-                    raise
-                result.source_urls_added = exc.details.get("nModified", 0) if isinstance(exc, BulkWriteError) else 0
+        if resolution.additions:
+            result.source_urls_added = self._add_source_urls(resolution.additions)
+
+    def _resolve_contents(
+        self,
+        groups: Sequence[GraphGroup],
+        wanted_urls: Mapping[str, list[str]],
+        ids: dict[str, GroupIds],
+        observed: datetime,
+        attempted: set[ObjectId],
+    ) -> ContentResolution:
+        """Identity of each group's content: an existing row by source URL, then by key; else a
+        new row (one per content, however often the graph holds it). Sets `ids[ref].content_id`."""
+        by_url: dict[str, Content] = {}
+        for found in self.store.contents.find_by_source_urls(u for us in wanted_urls.values() for u in us):
+            for url in found.urls:
+                by_url.setdefault(url, found)
+        keys = [k for g in groups if g.content is not None and (k := _key_of(g.content)) is not None]
+        by_key = {
+            (str(r.platform), str(r.subtype), r.platform_key): r
+            for r in (self.store.contents.find_by_platform_keys(keys) if keys else [])
+        }
+        out = ContentResolution()
+        planned: dict[str | ContentKey, ObjectId] = {}  # same content twice in one graph → one row
+        for g in groups:
+            draft = g.content
+            if draft is None:
+                continue
+            urls, key = wanted_urls[g.ref], _key_of(draft)
+            row = next((by_url[u] for u in urls if u in by_url), None) or (by_key.get(key) if key else None)
+            if row is not None:
+                ids[g.ref].content_id = row.id
+                if row.id in attempted:
+                    out.ours.add(row.id)
+                else:
+                    out.existing += 1
+                out.additions += [(row.id, _entry(u, observed)) for u in urls if u not in row.urls]
+                continue
+            known = next((planned[u] for u in urls if u in planned), None) or (planned.get(key) if key else None)
+            if known is not None:
+                ids[g.ref].content_id = known
+                continue
+            parent_ids = ids.get(g.parent_ref) if g.parent_ref else None
+            content = _content(draft, urls, observed, ids[g.ref], g, parent_ids.content_id if parent_ids else None)
+            out.new_rows.append(content)
+            ids[g.ref].content_id = content.id
+            markers: list[str | ContentKey] = [*urls, *([key] if key else [])]
+            for marker in markers:
+                planned[marker] = content.id
+        return out
+
+    def _add_source_urls(self, additions: list[tuple[ObjectId, SourceUrlEntry]]) -> int:
+        """New source URLs of existing rows; returns how many were added."""
+        try:
+            return self.store.contents.add_source_urls(additions)
+        except (BulkWriteError, DuplicateKeyError) as exc:
+            # The URL already identifies another row; the unique index keeps it there.
+            if not _only_duplicates(exc):
+                raise
+            return int((exc.details or {}).get("nModified", 0)) if isinstance(exc, BulkWriteError) else 0
 
     @staticmethod
     def _urls_of(group: GraphGroup, root_ref: str, entry_url: str) -> list[str]:
@@ -330,12 +386,14 @@ class GraphWriter:
         return [own] if own else []
 
     @staticmethod
-    def _objects(plan: GraphPlan, ids) -> dict:
-        """Distinct objects → (platform, subtype, ancestors, metrics); the shallowest group wins."""
-        objects: dict[tuple[ObjectKind, ObjectId], tuple] = {}
+    def _objects(plan: GraphPlan, ids: Mapping[str, GroupIds]) -> dict[tuple[ObjectKind, ObjectId], GraphObject]:
+        """Distinct objects of the graph; the shallowest group wins."""
+        objects: dict[tuple[ObjectKind, ObjectId], GraphObject] = {}
         for g in sorted(plan.order, key=lambda g: plan.depth[g.ref]):
             ancestors = plan.path[g.ref]
-            entries = [
+            entries: list[
+                tuple[ObjectKind, ObjectId | None, AccountDraft | VenueDraft | ContentDraft | None, Any]
+            ] = [
                 (ObjectKind.ACCOUNTS, ids[g.ref].creator_id, g.creator, None),
                 (ObjectKind.VENUES, ids[g.ref].venue_id, g.venue, g.venue.subtype if g.venue else None),
                 (ObjectKind.CONTENTS, ids[g.ref].content_id, g.content, g.content.subtype if g.content else None),
@@ -343,14 +401,14 @@ class GraphWriter:
             for kind, object_id, draft, subtype in entries:
                 if draft is None or object_id is None or (kind, object_id) in objects:
                     continue
-                objects[(kind, object_id)] = (Platform(draft.platform), subtype, ancestors, draft.metrics)
+                objects[(kind, object_id)] = GraphObject(Platform(draft.platform), subtype, ancestors, draft.metrics)
         return objects
 
 
 def _only_duplicates(exc: BulkWriteError | DuplicateKeyError) -> bool:
     if isinstance(exc, DuplicateKeyError):
         return True
-    errors = exc.details.get("writeErrors", [])
+    errors = (exc.details or {}).get("writeErrors", [])
     return bool(errors) and all(e.get("code") == _DUPLICATE_KEY for e in errors)
 
 
@@ -361,7 +419,7 @@ def _entry(url: str, observed: datetime) -> SourceUrlEntry:
 def _account(d: AccountDraft, observed: datetime) -> Account:
     return Account.of(
         platform=d.platform,
-        platform_key=d.platform_key,
+        platform_key=_validated_key(d),
         observed_at=observed,
         handle=d.handle,
         account_created_at=d.account_created_at,
@@ -380,7 +438,7 @@ def _venue(d: VenueDraft, observed: datetime, creator_id: ObjectId | None) -> Ve
     return Venue.of(
         platform=d.platform,
         subtype=d.subtype,
-        platform_key=d.platform_key,
+        platform_key=_validated_key(d),
         observed_at=observed,
         name=d.name,
         description=d.description,
@@ -391,7 +449,21 @@ def _venue(d: VenueDraft, observed: datetime, creator_id: ObjectId | None) -> Ve
     )
 
 
-def _content(d: ContentDraft, urls, observed, group_ids: GroupIds, g: GraphGroup, parent_id) -> Content:
+def _validated_key(d: AccountDraft | VenueDraft) -> str:
+    """The key `validate_graph` has already required of every account and venue."""
+    if not d.platform_key:
+        raise ValueError(f"{d.platform} {type(d).__name__} without platform_key in a validated graph")
+    return d.platform_key
+
+
+def _content(
+    d: ContentDraft,
+    urls: list[str],
+    observed: datetime,
+    group_ids: GroupIds,
+    g: GraphGroup,
+    parent_id: ObjectId | None,
+) -> Content:
     creator = g.creator
     author = (
         AuthorSnapshot(

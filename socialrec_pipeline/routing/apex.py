@@ -48,7 +48,7 @@ def apex_domain(host: object) -> str | None:
     return _EXTRACT.extract_str(cleaned[0]).top_domain_under_public_suffix or None
 
 
-#: `tokens.fingerprints` prefix of the domain-sharing axis (seed 000 §1.9): `domain:{apex}`.
+#: `tokens.fingerprints` prefix of the domain-sharing axis (SPEC §4): `domain:{apex}`.
 DOMAIN_FINGERPRINT_PREFIX = "domain:"
 
 

@@ -64,7 +64,7 @@ class GateSettings(BaseModel):
                 values[field] = _parse_bool(name, env[name])
         if ENV_PAID_PLATFORMS in env:
             values["paid_platforms"] = _parse_platforms(env[ENV_PAID_PLATFORMS])
-        return cls(**values)
+        return cls.model_validate(values)
 
 
 def _parse_bool(name: str, raw: object) -> bool:

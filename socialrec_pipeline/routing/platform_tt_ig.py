@@ -34,7 +34,9 @@ _IG_HANDLE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._]{0,29}$")
 _IG_STORY = re.compile(r"^\d{5,25}$")
 _IG_KINDS = {"p": ST.INSTAGRAM_POST, "reel": ST.INSTAGRAM_REEL, "reels": ST.INSTAGRAM_REEL, "tv": ST.INSTAGRAM_TV}
 _IG_PATH = {ST.INSTAGRAM_POST: "p", ST.INSTAGRAM_REEL: "reel", ST.INSTAGRAM_TV: "tv"}
-_IG_PROFILE_TABS = frozenset({"tagged", "reels", "saved", "igtv", "guides", "channel", "followers", "following", "related_profiles"})
+_IG_PROFILE_TABS = frozenset(
+    {"tagged", "reels", "saved", "igtv", "guides", "channel", "followers", "following", "related_profiles"}
+)
 IG = "https://instagram.com"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,16 +41,16 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Reply":
+    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
         merged = {"Content-Type": "application/json", **(headers or {})}
         return cls(status=status, body=json.dumps(payload).encode(), headers=merged)
 
     @classmethod
-    def html(cls, text: str, status: int = 200) -> "Reply":
+    def html(cls, text: str, status: int = 200) -> Reply:
         return cls(status=status, body=text.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
 
     @classmethod
-    def redirect(cls, location: str, status: int = 302) -> "Reply":
+    def redirect(cls, location: str, status: int = 302) -> Reply:
         return cls(status=status, headers={"Location": location})
 
 
@@ -105,7 +106,9 @@ class Faults:
 class FixtureServer:
     """`with FixtureServer() as server: server.route("GET", "/x", handler); server.url`."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0) -> None:
+        #: Every answer waits this long first (benchmarks: a provider answering in L ms).
+        self.latency_s = max(0.0, float(latency_ms)) / 1000
         self._routes: dict[tuple[str, str], Handler] = {}
         self._prefix_routes: list[tuple[str, str, Handler]] = []
         self.requests: list[Request] = []
@@ -158,9 +161,10 @@ class FixtureServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # AF_UNIX only; we bind TCP
         return f"http://{host}:{port}"
 
-    def start(self) -> "FixtureServer":
+    def start(self) -> FixtureServer:
         # `stop()` waits for the loop to look at its flag: every 50 ms, not the default 500 ms.
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fixture-http", daemon=True
@@ -174,7 +178,7 @@ class FixtureServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FixtureServer":
+    def __enter__(self) -> FixtureServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -184,6 +188,8 @@ class FixtureServer:
     def _dispatch(self, request: Request) -> Reply:
         with self._lock:
             self.requests.append(request)
+        if self.latency_s:
+            time.sleep(self.latency_s)
         fault = self._faults.take(request.path)
         if fault is not None:
             return fault

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from bson import ObjectId
 from pymongo import DESCENDING, UpdateOne
@@ -31,7 +32,7 @@ PlatformKey = tuple[Platform | str, ContentSubtype | str, str]
 class ContentRepository(RowRepository[Content]):
     _model = Content
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         super().__init__(collection(db, CONTENTS))
 
     def insert_many(self, contents: Sequence[Content]) -> list[ObjectId]:
@@ -94,10 +95,10 @@ class ContentRepository(RowRepository[Content]):
         ]
         return self._col.bulk_write(ops, ordered=False).modified_count
 
-    def update_metrics_latest(self, content_id: ObjectId, metrics: dict, observed_at: datetime) -> bool:
+    def update_metrics_latest(self, content_id: ObjectId, metrics: dict[str, Any], observed_at: datetime) -> bool:
         """Move `metrics_latest` to an observation, unless the row already holds a newer one.
 
-        `observed_at` is the row's watermark (seed 000 §3.4: it never regresses), so the filter
+        `observed_at` is the row's watermark (it never regresses), so the filter
         `observed_at <= observed_at` makes an older, late observation a no-op. `metrics` must be
         whitelisted already (`pick_known_metrics`). Returns True when the row moved.
         """

@@ -30,12 +30,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from pymongo import DESCENDING
 from pymongo.database import Database
 
 from socialrec_pipeline.domain.enums import RETRYABLE, FetchStatus, Platform
 from socialrec_pipeline.store.collections import TOKENS, collection
+
+#: A database handle whose documents are plain dicts.
+Db = Database[dict[str, Any]]
 
 INBOX = "record_inbox"
 OPEN_INBOX_STATES = ("pending", "launched", "retrying")
@@ -45,7 +49,7 @@ DEFAULT_SCAN_LIMIT = 1_000_000
 
 
 def recording_health(
-    db: Database, now: datetime, paid_platforms: Iterable[Platform | str], *, scan_limit: int = DEFAULT_SCAN_LIMIT
+    db: Db, now: datetime, paid_platforms: Iterable[Platform | str], *, scan_limit: int = DEFAULT_SCAN_LIMIT
 ) -> dict[str, float | int]:
     tokens = collection(db, TOKENS)
     hour_ago = now - timedelta(hours=1)

@@ -5,13 +5,16 @@ row: the update is an aggregation pipeline (`[{$set: defaults}, {$set: merged fi
 expressions compare the stored values with the observation's, so two writers never lose each
 other's fields and one bulk write carries every row of a graph. Per field:
 
-| rule | fields |
-| --- | --- |
-| filled when absent, never changed after | `account_created_at`, `venue_created_at`, `venues.creator_id` |
-| forward only: replaced when the observation is at least as new as the row's `observed_at`, never by "absent" (an empty list counts as absent) | `display_name`, `bio`, `links`, `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`, `metrics.members`, each key of `data` |
-| accumulated | `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`) |
-| intervals (seed 000 §3.4) | `handles[]`: same handle as the last interval extends it; another opens a new one |
-| max | `observed_at`, `data.profile_observed_at` (full profiles only) |
+- filled when absent, never changed after: `account_created_at`, `venue_created_at`,
+  `venues.creator_id`;
+- forward only (replaced when the observation is at least as new as the row's `observed_at`, never
+  by "absent"; an empty list counts as absent): `display_name`, `bio`, `links`,
+  `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`,
+  `metrics.members`, each key of `data`;
+- accumulated: `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`);
+- intervals (SPEC §5): `handles[]`: the same handle as the last interval extends it; another opens
+  a new one;
+- max: `observed_at`, `data.profile_observed_at` (full profiles only).
 
 A thin copy (`data.source_ref` set: the account arrived embedded in a tweet, repo, post, ...) only
 leaves `source_ref` on a row that never had a full profile; a full profile removes it and stamps
@@ -22,8 +25,8 @@ server rejects one with E11000 and that row's update is sent again (it now match
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from bson import ObjectId
 from pymongo import UpdateOne
@@ -35,16 +38,18 @@ from socialrec_pipeline.domain.models import Account, Venue, utc_now
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT, SOURCE_REF
 from socialrec_pipeline.domain.wallets import normalize_wallet, wallets_in_text
 from socialrec_pipeline.store.collections import ACCOUNTS, VENUES, collection
-from socialrec_pipeline.store.rows import Row, RowRepository
+from socialrec_pipeline.store.rows import RowRepository
 
 _DUPLICATE_KEY = 11000
 _KEY_FIELDS = ["platform", "platform_key"]
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 IdentityKey = tuple[str, str]
+#: The rows resolved by (platform, platform_key): accounts and venues.
+IdentityRow = TypeVar("IdentityRow", Account, Venue)
 
 
-def _lost_race(error: dict) -> bool:
+def _lost_race(error: dict[str, Any]) -> bool:
     """A duplicate on the identity index (not, say, a reused `_id`, which is a caller's bug)."""
     pattern = error.get("keyPattern")
     return error.get("code") == _DUPLICATE_KEY and (pattern is None or list(pattern) == _KEY_FIELDS)
@@ -57,16 +62,16 @@ def _key(row: Account | Venue) -> IdentityKey:
 # --------------------------------------------------------------------------- merge expressions
 
 
-def _lit(value: Any) -> dict:
+def _lit(value: Any) -> dict[str, Any]:
     # Always literal: a provider string starting with `$` must never be read as a field path.
     return {"$literal": value}
 
 
-def _absent(path: str) -> dict:
+def _absent(path: str) -> dict[str, Any]:
     return {"$eq": [{"$ifNull": [path, None]}, None]}
 
 
-def _fill(path: str, value: Any) -> dict:
+def _fill(path: str, value: Any) -> dict[str, Any]:
     return {"$ifNull": [path, _lit(value)]}
 
 
@@ -102,7 +107,11 @@ class _Merge:
             self.fields[f"data.{PROFILE_OBSERVED_AT}"] = {"$max": [f"$data.{PROFILE_OBSERVED_AT}", _lit(self.at)]}
         elif data.get(SOURCE_REF) is not None:
             self.fields[f"data.{SOURCE_REF}"] = {
-                "$cond": [_absent(f"$data.{PROFILE_OBSERVED_AT}"), _fill(f"$data.{SOURCE_REF}", data[SOURCE_REF]), "$$REMOVE"]
+                "$cond": [
+                    _absent(f"$data.{PROFILE_OBSERVED_AT}"),
+                    _fill(f"$data.{SOURCE_REF}", data[SOURCE_REF]),
+                    "$$REMOVE",
+                ]
             }
 
     def moderation(self, unavailable: bool | None) -> None:
@@ -116,36 +125,47 @@ class _Merge:
         self.fields["moderation.changed_at"] = {"$cond": [flips, _lit(self.at), "$moderation.changed_at"]}
 
     def handle(self, value: str | None) -> None:
-        """`Account.add_handle_observation` as one expression (seed 000 §3.4)."""
+        """`Account.add_handle_observation` as one expression (SPEC §5)."""
         if not value:
             return
         at = _lit(self.at)
         fresh = {"value": _lit(value), "first_seen": at, "last_seen": at}
         n = {"$size": "$handles"}
         before_last = {"$cond": [{"$gt": [n, 1]}, {"$slice": ["$handles", {"$subtract": [n, 1]}]}, []]}
-        same = {"value": "$$last.value", "first_seen": "$$last.first_seen",
-                "last_seen": {"$max": ["$$last.last_seen", at]}}
+        same = {
+            "value": "$$last.value",
+            "first_seen": "$$last.first_seen",
+            "last_seen": {"$max": ["$$last.last_seen", at]},
+        }
         # Another handle: the previous interval keeps its last_seen (the gap belongs to nobody),
         # unless an out-of-order arrival makes it overlap: then it is cut back to this sighting.
-        cut = {"value": "$$last.value", "first_seen": "$$last.first_seen",
-               "last_seen": {"$cond": [{"$gt": ["$$last.last_seen", at]},
-                                       {"$max": [at, "$$last.first_seen"]}, "$$last.last_seen"]}}
+        cut = {
+            "value": "$$last.value",
+            "first_seen": "$$last.first_seen",
+            "last_seen": {
+                "$cond": [{"$gt": ["$$last.last_seen", at]}, {"$max": [at, "$$last.first_seen"]}, "$$last.last_seen"]
+            },
+        }
         self.fields["handles"] = {
             "$cond": [
                 {"$eq": [n, 0]},
                 [fresh],
-                {"$let": {
-                    "vars": {"last": {"$arrayElemAt": ["$handles", -1]}},
-                    "in": {"$cond": [
-                        {"$eq": ["$$last.value", _lit(value)]},
-                        {"$concatArrays": [before_last, [same]]},
-                        {"$concatArrays": [before_last, [cut, fresh]]},
-                    ]},
-                }},
+                {
+                    "$let": {
+                        "vars": {"last": {"$arrayElemAt": ["$handles", -1]}},
+                        "in": {
+                            "$cond": [
+                                {"$eq": ["$$last.value", _lit(value)]},
+                                {"$concatArrays": [before_last, [same]]},
+                                {"$concatArrays": [before_last, [cut, fresh]]},
+                            ]
+                        },
+                    }
+                },
             ]
         }
 
-    def pipeline(self, row_id: ObjectId, defaults: dict[str, Any]) -> list[dict]:
+    def pipeline(self, row_id: ObjectId, defaults: dict[str, Any]) -> list[dict[str, Any]]:
         # `_id` is issued client-side like every row's; on an existing row it evaluates to the
         # stored value, which leaves the immutable field unchanged.
         first = {"_id": {"$ifNull": ["$_id", row_id]}}
@@ -153,9 +173,16 @@ class _Merge:
         return [{"$set": first}, {"$set": self.fields}]
 
 
-_ACCOUNT_DEFAULTS = {"handles": [], "links": [], "declared_handles": [], "known_wallets": [],
-                     "metrics": {}, "moderation": {}, "data": {}}
-_VENUE_DEFAULTS = {"metrics": {}, "data": {}}
+_ACCOUNT_DEFAULTS: dict[str, Any] = {
+    "handles": [],
+    "links": [],
+    "declared_handles": [],
+    "known_wallets": [],
+    "metrics": {},
+    "moderation": {},
+    "data": {},
+}
+_VENUE_DEFAULTS: dict[str, Any] = {"metrics": {}, "data": {}}
 
 
 def account_wallets(account: Account) -> list[str]:
@@ -163,7 +190,7 @@ def account_wallets(account: Account) -> list[str]:
     return list(dict.fromkeys([*(normalize_wallet(w) for w in account.known_wallets), *wallets_in_text(account.bio)]))
 
 
-def account_update(account: Account, now: datetime) -> list[dict]:
+def account_update(account: Account, now: datetime) -> list[dict[str, Any]]:
     doc = account.to_document()
     merge = _Merge(account.observed_at, now)
     merge.fill("account_created_at", account.account_created_at)
@@ -179,7 +206,7 @@ def account_update(account: Account, now: datetime) -> list[dict]:
     return merge.pipeline(account.id, _ACCOUNT_DEFAULTS)
 
 
-def venue_update(venue: Venue, now: datetime) -> list[dict]:
+def venue_update(venue: Venue, now: datetime) -> list[dict[str, Any]]:
     doc = venue.to_document()
     merge = _Merge(venue.observed_at, now)
     merge.fill("venue_created_at", venue.venue_created_at)
@@ -191,7 +218,7 @@ def venue_update(venue: Venue, now: datetime) -> list[dict]:
     return merge.pipeline(venue.id, _VENUE_DEFAULTS)
 
 
-def _fold(first: Row, later: Row) -> Row:
+def _fold(first: IdentityRow, later: IdentityRow) -> IdentityRow:
     """One observation out of two of the same key in one batch: `first` wins, `later` fills the
     fields `first` lacks; full when either is (a thin copy never hides the full profile)."""
     merged = _deep_fill(first.to_document(), later.to_document())
@@ -202,7 +229,7 @@ def _fold(first: Row, later: Row) -> Row:
     return type(first).from_document(merged)
 
 
-def _deep_fill(primary: dict, secondary: dict) -> dict:
+def _deep_fill(primary: dict[str, Any], secondary: dict[str, Any]) -> dict[str, Any]:
     out = dict(primary)
     for key, value in secondary.items():
         if key not in out or out[key] in (None, [], {}):
@@ -212,18 +239,18 @@ def _deep_fill(primary: dict, secondary: dict) -> dict:
     return out
 
 
-class _IdentityRepository(RowRepository[Row]):
-    def _update(self, row: Row, now: datetime) -> list[dict]:
+class _IdentityRepository(RowRepository[IdentityRow]):
+    def _update(self, row: IdentityRow, now: datetime) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def upsert_many(self, rows: Sequence[Row]) -> dict[IdentityKey, ObjectId]:
+    def upsert_many(self, rows: Sequence[IdentityRow]) -> dict[IdentityKey, ObjectId]:
         """Complete and refresh the rows of these keys (inserting new keys); return every `_id`.
 
         One bulk write (plus a resend of the rows that lost an insert race) and at most one read
         for the keys that already existed. The same key twice in `rows` is folded into one
         observation first (see `_fold`).
         """
-        unique: dict[IdentityKey, Row] = {}
+        unique: dict[IdentityKey, IdentityRow] = {}
         for row in rows:
             k = _key(row)
             unique[k] = _fold(unique[k], row) if k in unique else row
@@ -232,8 +259,11 @@ class _IdentityRepository(RowRepository[Row]):
         keys = list(unique)
         now = utc_now()
         ops = [
-            UpdateOne({"platform": platform, "platform_key": platform_key},
-                      self._update(unique[(platform, platform_key)], now), upsert=True)
+            UpdateOne(
+                {"platform": platform, "platform_key": platform_key},
+                self._update(unique[(platform, platform_key)], now),
+                upsert=True,
+            )
             for platform, platform_key in keys
         ]
         ids: dict[IdentityKey, ObjectId] = {}
@@ -241,7 +271,7 @@ class _IdentityRepository(RowRepository[Row]):
         for attempt in (1, 2):
             try:
                 result = self._col.bulk_write([ops[i] for i in pending], ordered=False)
-                upserted = result.upserted_ids
+                upserted = result.upserted_ids or {}  # None only for unacknowledged writes
                 failed: list[int] = []
             except BulkWriteError as exc:
                 # Lost a race for some keys: another writer inserted them between our miss and insert.
@@ -260,18 +290,18 @@ class _IdentityRepository(RowRepository[Row]):
             ids.update(self._ids_of(missing))
         return ids
 
-    def upsert(self, row: Row) -> ObjectId:
+    def upsert(self, row: IdentityRow) -> ObjectId:
         return self.upsert_many([row])[_key(row)]
 
-    def find_by_platform_key(self, platform: Platform, platform_key: str) -> Row | None:
+    def find_by_platform_key(self, platform: Platform, platform_key: str) -> IdentityRow | None:
         return self._one({"platform": str(platform), "platform_key": platform_key})
 
-    def find_by_platform_keys(self, keys: Iterable[IdentityKey]) -> list[Row]:
+    def find_by_platform_keys(self, keys: Iterable[IdentityKey]) -> list[IdentityRow]:
         """Rows of these keys (one `$in` per platform)."""
         by_platform: dict[str, list[str]] = {}
         for platform, platform_key in keys:
             by_platform.setdefault(str(platform), []).append(platform_key)
-        found: list[Row] = []
+        found: list[IdentityRow] = []
         for platform, platform_keys in by_platform.items():
             found += self._many({"platform": platform, "platform_key": {"$in": platform_keys}})
         return found
@@ -297,10 +327,10 @@ class _IdentityRepository(RowRepository[Row]):
 class AccountRepository(_IdentityRepository[Account]):
     _model = Account
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         super().__init__(collection(db, ACCOUNTS))
 
-    def _update(self, row: Account, now: datetime) -> list[dict]:
+    def _update(self, row: Account, now: datetime) -> list[dict[str, Any]]:
         return account_update(row, now)
 
     def mark_unavailable(self, platform: Platform, platform_key: str, at: datetime) -> bool:
@@ -310,7 +340,9 @@ class AccountRepository(_IdentityRepository[Account]):
         merge = _Merge(probe.observed_at, utc_now())
         merge.moderation(True)
         del merge.fields["created_at"]
-        result = self._col.update_one({"platform": str(platform), "platform_key": platform_key}, [{"$set": merge.fields}])
+        result = self._col.update_one(
+            {"platform": str(platform), "platform_key": platform_key}, [{"$set": merge.fields}]
+        )
         return result.matched_count == 1
 
     def bios_after(self, after_id: ObjectId | None, limit: int) -> list[tuple[ObjectId, str | None, list[str]]]:
@@ -323,8 +355,11 @@ class AccountRepository(_IdentityRepository[Account]):
     def add_wallets(self, wallets: Sequence[tuple[ObjectId, Sequence[str]]]) -> int:
         """Add wallets to rows' `known_wallets` (one bulk write; present ones are not repeated);
         returns the rows changed."""
-        ops = [UpdateOne({"_id": row_id}, {"$addToSet": {"known_wallets": {"$each": list(ws)}}})
-               for row_id, ws in wallets if ws]
+        ops = [
+            UpdateOne({"_id": row_id}, {"$addToSet": {"known_wallets": {"$each": list(ws)}}})
+            for row_id, ws in wallets
+            if ws
+        ]
         return self._col.bulk_write(ops, ordered=False).modified_count if ops else 0
 
     def find_current_holders(self, platform: Platform, handle: str) -> list[Account]:
@@ -345,10 +380,10 @@ class AccountRepository(_IdentityRepository[Account]):
 class VenueRepository(_IdentityRepository[Venue]):
     _model = Venue
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         super().__init__(collection(db, VENUES))
 
-    def _update(self, row: Venue, now: datetime) -> list[dict]:
+    def _update(self, row: Venue, now: datetime) -> list[dict[str, Any]]:
         return venue_update(row, now)
 
     def find_by_creator(self, creator_id: ObjectId) -> list[Venue]:

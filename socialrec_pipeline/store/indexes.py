@@ -15,6 +15,8 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.database import Database
 
@@ -30,7 +32,7 @@ from socialrec_pipeline.store.collections import (
 )
 
 
-def _exists(field: str) -> dict:
+def _exists(field: str) -> dict[str, Any]:
     return {field: {"$exists": True}}
 
 
@@ -119,7 +121,7 @@ INDEXES: dict[str, list[IndexModel]] = {
 }
 
 
-def ensure_indexes(db: Database) -> None:
+def ensure_indexes(db: Database[dict[str, Any]]) -> None:
     """Create any missing index. Safe to run on every start: existing identical indexes are kept.
 
     An index of the same name with a different definition (an older schema) makes the server

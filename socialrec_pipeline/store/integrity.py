@@ -44,6 +44,9 @@ from socialrec_pipeline.store.collections import (
     collection,
 )
 
+#: A database handle whose documents are plain dicts.
+Db = Database[dict[str, Any]]
+
 #: Offending ids reported per check.
 SAMPLE = 20
 #: Documents one bounded scan reads at most (per collection, per check).
@@ -103,7 +106,13 @@ class _Sample:
 class _Scan:
     """One hinted cursor over `_id_`, projected, stopped after `limit` documents."""
 
-    def __init__(self, col: Collection, projection: dict, limit: int, query: dict | None = None) -> None:
+    def __init__(
+        self,
+        col: Collection[dict[str, Any]],
+        projection: dict[str, Any],
+        limit: int,
+        query: dict[str, Any] | None = None,
+    ) -> None:
         self.col = col
         self.projection = projection
         self.limit = limit
@@ -111,7 +120,7 @@ class _Scan:
         self.scanned = 0
         self.total = 0
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         self.total = self.col.estimated_document_count()
         cursor = self.col.find(self.query, self.projection).hint("_id_").batch_size(SCAN_BATCH)
         if self.limit:
@@ -149,12 +158,12 @@ def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str) 
     )
 
 
-def _chunks(values: list, size: int = LOOKUP_CHUNK) -> Iterator[list]:
+def _chunks(values: list[Any], size: int = LOOKUP_CHUNK) -> Iterator[list[Any]]:
     for i in range(0, len(values), size):
         yield values[i : i + size]
 
 
-def _has_unique_index(col: Collection, name: str) -> bool:
+def _has_unique_index(col: Collection[dict[str, Any]], name: str) -> bool:
     info = col.index_information().get(name)
     return bool(info and info.get("unique"))
 
@@ -166,11 +175,11 @@ def _now(now: datetime | None) -> datetime:
 # -- contents -----------------------------------------------------------------------------------
 
 
-def check_contents_unique_source_url(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """No two `contents` rows share a `source_urls.url` (the second row holding a URL is reported)."""
     col = collection(db, CONTENTS)
     scan = _Scan(col, {"source_urls.url": 1}, limit)
-    seen: dict[str, Any] = {}
+    seen: dict[str | None, Any] = {}
     sample = _Sample()
     for doc in scan:
         urls = {e.get("url") for e in doc.get("source_urls") or [] if isinstance(e, dict)}
@@ -185,11 +194,11 @@ def check_contents_unique_source_url(db: Database, *, limit: int = DEFAULT_SCAN_
     )
 
 
-def check_contents_unique_platform_key(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_contents_unique_platform_key(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """No two `contents` rows share a `(platform, subtype, platform_key)` (rows without a key are exempt)."""
     col = collection(db, CONTENTS)
     scan = _Scan(col, {"platform": 1, "subtype": 1, "platform_key": 1}, limit)
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     sample = _Sample()
     for doc in scan:
         if doc.get("platform_key") is None:
@@ -215,14 +224,14 @@ def _index_note(indexed: bool, name: str) -> str:
 # -- accounts / venues --------------------------------------------------------------------------
 
 
-def check_identity_keys(db: Database, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_identity_keys(db: Db, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Every `accounts` / `venues` row has a non-empty `platform` and `platform_key`, and no
     `(platform, platform_key)` appears twice."""
     if name not in (ACCOUNTS, VENUES):
         raise ValueError(f"identity keys are checked on accounts and venues, not {name!r}")
     col = collection(db, name)
     scan = _Scan(col, {"platform": 1, "platform_key": 1}, limit)
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     missing, duplicate, sample = 0, 0, _Sample()
     for doc in scan:
         platform, key = doc.get("platform"), doc.get("platform_key")
@@ -246,10 +255,10 @@ def check_identity_keys(db: Database, name: str, *, limit: int = DEFAULT_SCAN_LI
 _LINK_FIELDS = {"object": 1, "object_id": 1, "token_address": 1, "source_url": 1, "link_depth": 1, "linked_at": 1}
 
 
-def check_links_point_at_rows(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_links_point_at_rows(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Every `token_links.object_id` is the `_id` of a row of the collection its `object` names."""
     scan = _Scan(collection(db, TOKEN_LINKS), {"object": 1, "object_id": 1}, limit)
-    by_kind: dict[str, dict[Any, list]] = defaultdict(lambda: defaultdict(list))
+    by_kind: dict[str, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
     sample = _Sample()
     bad_kind = 0
     for doc in scan:
@@ -280,15 +289,15 @@ def check_links_point_at_rows(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) 
     return _outcome("links_point_at_rows", sample, counts, scan.coverage(note))
 
 
-def check_link_depth(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """`link_depth` is an integer in 0..LINK_MAX_DEPTH, and every (token, source URL) with links has
     a depth-0 link (its graph's root). Stored links carry no `lineage` (SPEC §4), so this is the
     depth rule the stored shape can be checked against."""
     scan = _Scan(collection(db, TOKEN_LINKS), _LINK_FIELDS, limit)
     out_of_range = 0
     sample = _Sample()
-    groups: dict[tuple, list] = {}
-    rooted: set[tuple] = set()
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    rooted: set[tuple[Any, ...]] = set()
     for doc in scan:
         depth = doc.get("link_depth")
         key = (doc.get("token_address"), doc.get("source_url"))
@@ -311,10 +320,12 @@ def check_link_depth(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckO
     return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"))
 
 
-def _settled_links(db: Database, limit: int, before: datetime) -> tuple[_Scan, dict[str, dict[str, list]]]:
+def _settled_links(
+    db: Db, limit: int, before: datetime
+) -> tuple[_Scan, dict[Any, dict[Any, list[Any]]]]:
     """token → source_url → link ids, for links made before `before`."""
     scan = _Scan(collection(db, TOKEN_LINKS), {"token_address": 1, "source_url": 1, "linked_at": 1}, limit)
-    tokens: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    tokens: dict[Any, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for doc in scan:
         linked_at = doc.get("linked_at")
         if isinstance(linked_at, datetime) and linked_at >= before:
@@ -323,7 +334,7 @@ def _settled_links(db: Database, limit: int, before: datetime) -> tuple[_Scan, d
     return scan, tokens
 
 
-def _present_ids(col: Collection, wanted, limit: int) -> tuple[set, int]:
+def _present_ids(col: Collection[dict[str, Any]], wanted: Iterable[Any], limit: int) -> tuple[set[Any], int]:
     """Which of `wanted` are `_id`s of `col`, and how many documents were read to know.
 
     Few ids: `$in` lookups on `_id`. Many: one projected scan of `_id_` (the embedded server
@@ -344,13 +355,13 @@ def _present_ids(col: Collection, wanted, limit: int) -> tuple[set, int]:
     return found, scan.scanned
 
 
-def _markers(db: Database, addresses: Iterable[str], limit: int = DEFAULT_SCAN_LIMIT) -> dict[str, dict]:
+def _markers(db: Db, addresses: Iterable[str], limit: int = DEFAULT_SCAN_LIMIT) -> dict[str, dict[str, Any]]:
     """address → marker (`address`, `social_urls.url/status`) of the wanted tokens: `$in` on
     uniq_tokens_address for a few, one projected scan of `tokens` for many (see `_present_ids`)."""
     wanted = {a for a in addresses if isinstance(a, str)}
     col = collection(db, TOKENS)
     projection = {"address": 1, "social_urls.url": 1, "social_urls.status": 1}
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     if len(wanted) > LOOKUP_CHUNK:
         scan = _Scan(col, projection, limit)
         found = {d["address"]: d for d in scan if d.get("address") in wanted}
@@ -366,7 +377,7 @@ _MARKERS_READ = "markers read by $in on uniq_tokens_address, or one scan of toke
 
 
 def check_links_have_linkable_status(
-    db: Database, *, limit: int = DEFAULT_SCAN_LIMIT, recent: timedelta = DEFAULT_RECENT, now: datetime | None = None
+    db: Db, *, limit: int = DEFAULT_SCAN_LIMIT, recent: timedelta = DEFAULT_RECENT, now: datetime | None = None
 ) -> CheckOutcome:
     """A link exists only for a URL whose status in its token's marker allows links (`ok`).
 
@@ -402,7 +413,7 @@ def check_links_have_linkable_status(
 
 
 def check_linked_tokens_have_markers(
-    db: Database, *, limit: int = DEFAULT_SCAN_LIMIT, recent: timedelta = DEFAULT_RECENT, now: datetime | None = None
+    db: Db, *, limit: int = DEFAULT_SCAN_LIMIT, recent: timedelta = DEFAULT_RECENT, now: datetime | None = None
 ) -> CheckOutcome:
     """Every token with links has its `tokens` marker (the ids reported are token addresses)."""
     scan, tokens = _settled_links(db, limit, _now(now) - recent)
@@ -419,7 +430,7 @@ def check_linked_tokens_have_markers(
 # -- tokens -------------------------------------------------------------------------------------
 
 
-def check_marker_statuses(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Every `tokens.social_urls[].status` is one of the 9 FetchStatus values."""
     scan = _Scan(collection(db, TOKENS), {"address": 1, "social_urls.status": 1}, limit)
     sample = _Sample()
@@ -438,7 +449,7 @@ def check_marker_statuses(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> C
 # -- metric_series ------------------------------------------------------------------------------
 
 
-def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Each series' `points[].at` are in time order and there are at most SERIES_POINT_CAP of them."""
     scan = _Scan(collection(db, METRIC_SERIES), {"points.at": 1}, limit)
     sample = _Sample()
@@ -450,9 +461,8 @@ def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT)
         if len(points) > SERIES_POINT_CAP:
             over_cap += 1
             bad = True
-        if any(not isinstance(t, datetime) for t in times) or any(
-            a > b for a, b in zip(times, times[1:], strict=False)
-        ):
+        stamps = [t for t in times if isinstance(t, datetime)]
+        if len(stamps) != len(times) or any(a > b for a, b in zip(stamps, stamps[1:], strict=False)):
             unordered += 1
             bad = True
         if bad:
@@ -465,7 +475,7 @@ def check_metric_series_points(db: Database, *, limit: int = DEFAULT_SCAN_LIMIT)
 
 
 def check_inbox_not_stuck(
-    db: Database,
+    db: Db,
     *,
     max_age: timedelta = DEFAULT_INBOX_MAX_AGE,
     now: datetime | None = None,
@@ -518,5 +528,5 @@ ALL_CHECKS = {
 }
 
 
-def run_all(db: Database) -> list[CheckOutcome]:
+def run_all(db: Db) -> list[CheckOutcome]:
     return [fn(db) for _, fn in ALL_CHECKS.values()]

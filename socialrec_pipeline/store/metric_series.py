@@ -16,7 +16,7 @@ so only they are candidates:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -38,7 +38,7 @@ class FirstPoint(NamedTuple):
 
 
 class MetricSeriesRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, METRIC_SERIES)
 
     def record_first_points(
@@ -100,11 +100,13 @@ class MetricSeriesRepository:
 
     # -- the refresh queue -----------------------------------------------------------------------
     @staticmethod
-    def refresh_due_filter(platform: Platform | str, due_before: datetime) -> dict:
+    def refresh_due_filter(platform: Platform | str, due_before: datetime) -> dict[str, Any]:
         """One platform's objects waiting since `due_before` or longer: a range on idx_series_refresh."""
         return {"platform": str(platform), "refresh_at": {"$lte": due_before}}
 
-    def iter_refresh_due(self, platforms: Iterable[Platform], due_before: datetime, batch: int = 100) -> Iterator[dict]:
+    def iter_refresh_due(
+        self, platforms: Iterable[Platform], due_before: datetime, batch: int = 100
+    ) -> Generator[dict[str, Any], None, None]:
         """Queue entries (`object`, `object_id`, `platform`, `refresh_at`, `last_point_at`,
         `linked_at`, `created_at`) waiting since `due_before` or longer, longest-waiting first across
         `platforms`: one index range scan per platform, merged. Consume lazily; close by exhausting
@@ -118,7 +120,7 @@ class MetricSeriesRepository:
             .batch_size(batch)
             for p in dict.fromkeys(str(p) for p in platforms)
         ]
-        heap: list[tuple[datetime, int, dict]] = []
+        heap: list[tuple[datetime, int, dict[str, Any]]] = []
         try:
             for i, cursor in enumerate(cursors):
                 doc = next(cursor, None)
@@ -148,20 +150,22 @@ class MetricSeriesRepository:
         """Out of the refresh window (or gone for good): no longer a candidate until linked again."""
         self._col.update_one(self._key(object, object_id), {"$unset": {"refresh_at": ""}})
 
-    def find_last_point_times(self, keys: Iterable[tuple[ObjectKind, ObjectId]]) -> dict[tuple[str, ObjectId], datetime | None]:
+    def find_last_point_times(
+        self, keys: Iterable[tuple[ObjectKind, ObjectId]]
+    ) -> dict[tuple[str, ObjectId], datetime | None]:
         """`last_point_at` of each (object, object_id) that has a series: one `$in` per object kind."""
         by_kind: dict[str, list[ObjectId]] = {}
         for kind, object_id in keys:
             by_kind.setdefault(str(kind), []).append(object_id)
         found: dict[tuple[str, ObjectId], datetime | None] = {}
-        for kind, ids in by_kind.items():
+        for kind_name, ids in by_kind.items():
             cursor = self._col.find(
-                {"object": kind, "object_id": {"$in": list(dict.fromkeys(ids))}},
+                {"object": kind_name, "object_id": {"$in": list(dict.fromkeys(ids))}},
                 {"object_id": 1, "last_point_at": 1, "points": {"$slice": -1}},
             ).hint("uniq_series_object")
             for doc in cursor:
                 last = doc.get("last_point_at") or (doc["points"][-1]["at"] if doc.get("points") else None)
-                found[(kind, doc["object_id"])] = last
+                found[(kind_name, doc["object_id"])] = last
         return found
 
     def backfill_refresh_queue(self) -> int:
@@ -194,5 +198,5 @@ class MetricSeriesRepository:
         return MetricPoint.model_validate(doc["points"][-1])
 
     @staticmethod
-    def _key(object: ObjectKind, object_id: ObjectId) -> dict:
+    def _key(object: ObjectKind, object_id: ObjectId) -> dict[str, Any]:
         return {"object": str(object), "object_id": object_id}

@@ -24,7 +24,7 @@ class RowRepository(Generic[Row]):
 
     _model: type[Row]
 
-    def __init__(self, col: Collection) -> None:
+    def __init__(self, col: Collection[dict[str, Any]]) -> None:
         self._col = col
 
     def find_by_id(self, row_id: ObjectId) -> Row | None:
@@ -34,12 +34,12 @@ class RowRepository(Generic[Row]):
         ids = list(dict.fromkeys(row_ids))
         return self._many({"_id": {"$in": ids}}) if ids else []
 
-    def _one(self, query: dict, hint: str | None = None) -> Row | None:
+    def _one(self, query: dict[str, Any], hint: str | None = None) -> Row | None:
         found = self._many(query, hint=hint, limit=1)
         return found[0] if found else None
 
     def _many(
-        self, query: dict, hint: str | None = None, limit: int = 0, sort: list | None = None
+        self, query: dict[str, Any], hint: str | None = None, limit: int = 0, sort: list[tuple[str, int]] | None = None
     ) -> list[Row]:
         cursor = self._col.find(query, limit=limit, sort=sort)
         if hint:

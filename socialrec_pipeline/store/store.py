@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pymongo.database import Database
 
 from socialrec_pipeline.store.contents import ContentRepository
@@ -13,7 +15,7 @@ from socialrec_pipeline.store.tokens import TokenRepository
 
 
 class Store:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         self.db = db
         self.contents = ContentRepository(db)
         self.accounts = AccountRepository(db)

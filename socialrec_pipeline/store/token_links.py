@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from bson import ObjectId
 from pymongo import DESCENDING
@@ -25,7 +26,6 @@ from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.models import TokenLink, utc_now
 from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
 from socialrec_pipeline.store.rows import stamped
-
 
 _BY_OBJECT = "idx_links_object_linked"
 
@@ -37,7 +37,7 @@ def _require_aware(name: str, moment: datetime) -> datetime:
 
 
 class TokenLinkRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKEN_LINKS)
 
     def append_many(self, links: Sequence[TokenLink]) -> int:
@@ -64,7 +64,7 @@ class TokenLinkRepository:
         return [TokenLink.from_document(d) for d in cursor]
 
     def find_by_token(self, token_address: str, as_of: datetime | None = None) -> list[TokenLink]:
-        query: dict = {"token_address": token_address}
+        query: dict[str, Any] = {"token_address": token_address}
         if as_of is not None:
             query["linked_at"] = {"$lte": _require_aware("as_of", as_of)}
         return [TokenLink.from_document(d) for d in self._col.find(query).sort("linked_at", 1)]
@@ -99,8 +99,8 @@ class TokenLinkRepository:
         return [TokenLink.from_document(d) for d in cursor]
 
     @staticmethod
-    def _object_query(object_id: ObjectId, as_of: datetime, link_depth: int | None) -> dict:
-        query: dict = {"object_id": object_id}
+    def _object_query(object_id: ObjectId, as_of: datetime, link_depth: int | None) -> dict[str, Any]:
+        query: dict[str, Any] = {"object_id": object_id}
         if link_depth is not None:
             query["link_depth"] = link_depth
         query["linked_at"] = {"$lte": as_of}

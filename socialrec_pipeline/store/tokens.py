@@ -11,9 +11,11 @@ whose URLs were just attempted moves to the back: nothing starves. It is derived
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
+from bson import ObjectId
 from pymongo import DESCENDING, UpdateOne
 from pymongo.database import Database
 
@@ -30,7 +32,7 @@ _SCAN_BATCH = 200
 
 #: The derived retry-queue field (see the module docstring); never part of the `Token` model.
 OLDEST_ATTEMPT = "oldest_attempt"
-_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
+_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 def oldest_attempt_index(status: FetchStatus | str) -> str:
@@ -48,14 +50,14 @@ def oldest_attempts(records: Iterable[SocialUrlRecord]) -> dict[str, datetime]:
     return oldest
 
 
-def _token(doc: dict) -> Token:
+def _token(doc: dict[str, Any]) -> Token:
     doc = dict(doc)
     doc.pop(OLDEST_ATTEMPT, None)
     return Token.from_document(doc)
 
 
 class TokenRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKENS)
 
     def exists(self, address: str) -> bool:
@@ -92,7 +94,11 @@ class TokenRepository:
         on_insert = {k: doc[k] for k in _INSERT_ONLY if k in doc}
         on_insert.setdefault("fingerprints", [])
         on_insert["created_at"] = now
-        to_set = {"social_urls": doc["social_urls"], OLDEST_ATTEMPT: oldest_attempts(token.social_urls), "updated_at": now}
+        to_set = {
+            "social_urls": doc["social_urls"],
+            OLDEST_ATTEMPT: oldest_attempts(token.social_urls),
+            "updated_at": now,
+        }
         if "symbol" in doc:
             to_set["symbol"] = doc["symbol"]
         update = {"$setOnInsert": on_insert, "$set": to_set}
@@ -119,12 +125,12 @@ class TokenRepository:
         return self._col.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
-    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict:
+    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:
         """The retry selection's query: a pure `$in` on idx_tokens_social_url_status."""
         return {"social_urls.status": {"$in": [str(s) for s in dict.fromkeys(statuses)]}}
 
     @staticmethod
-    def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict:
+    def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict[str, Any]:
         """One retry partition's due tokens: a range on `idx_tokens_oldest_<status>`."""
         field = f"{OLDEST_ATTEMPT}.{FetchStatus(status).value}"
         return {field: {"$lt": attempted_before or _FAR_FUTURE}}
@@ -146,7 +152,7 @@ class TokenRepository:
             return []
         wanted = {FetchStatus(s) for s in statuses}
         cursors = []
-        heap: list[tuple[datetime, int, dict]] = []
+        heap: list[tuple[datetime, int, dict[str, Any]]] = []
         for i, status in enumerate(sorted(wanted)):
             field = f"{OLDEST_ATTEMPT}.{status.value}"
             # Every token in the range holds at least one due URL of this status, so `limit`
@@ -194,12 +200,14 @@ class TokenRepository:
         return [token for token, _ in self.find_due_urls(statuses, attempted_before, limit)]
 
     @staticmethod
-    def _push_next(heap: list, cursor, status: FetchStatus, i: int) -> None:
+    def _push_next(
+        heap: list[tuple[datetime, int, dict[str, Any]]], cursor: Iterator[dict[str, Any]], status: FetchStatus, i: int
+    ) -> None:
         doc = next(cursor, None)
         if doc is not None:
             heapq.heappush(heap, (doc[OLDEST_ATTEMPT][status.value], i, doc))
 
-    def _heal_oldest_attempt(self, doc: dict, token: Token) -> None:
+    def _heal_oldest_attempt(self, doc: dict[str, Any], token: Token) -> None:
         """A derived field left stale (a crash between two writes) is rewritten when met."""
         expected = oldest_attempts(token.social_urls)
         if doc.get(OLDEST_ATTEMPT) != expected:
@@ -211,18 +219,23 @@ class TokenRepository:
         """One-off migration for markers written before `oldest_attempt` existed: derive it for
         every token holding a URL in a retry partition that lacks it. Returns tokens updated."""
         updated = 0
-        cursor = self._col.find(
-            {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}},
-            {"address": 1, "social_urls": 1, OLDEST_ATTEMPT: 1},
-        ).hint("idx_tokens_social_url_status").batch_size(batch)
-        seen: set = set()
+        cursor = (
+            self._col.find(
+                {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}},
+                {"address": 1, "social_urls": 1, OLDEST_ATTEMPT: 1},
+            )
+            .hint("idx_tokens_social_url_status")
+            .batch_size(batch)
+        )
+        seen: set[ObjectId] = set()
         for doc in cursor:
             if doc["_id"] in seen or OLDEST_ATTEMPT in doc:
                 continue
             seen.add(doc["_id"])
             records = [SocialUrlRecord.model_validate(r) for r in doc.get("social_urls", [])]
             self._col.update_one(
-                {"address": doc["address"]}, {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}},
+                {"address": doc["address"]},
+                {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}},
                 hint="uniq_tokens_address",
             )
             updated += 1
@@ -262,4 +275,3 @@ class TokenRepository:
 
 def _due(record: SocialUrlRecord, statuses: set[FetchStatus], before: datetime | None) -> bool:
     return record.status in statuses and (before is None or record.attempted_at < before)
-

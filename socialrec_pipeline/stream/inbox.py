@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import bson.errors
 from pymongo import ASCENDING, UpdateOne, WriteConcern
@@ -126,7 +126,7 @@ class RecordInbox:
         # due now, so the next tick sweeps them like any other (a no-op once done).
         self._writes.update_many(
             {"state": IDLE, "check_at": {"$exists": False}},
-            {"$set": {"check_at": datetime(2000, 1, 1, tzinfo=timezone.utc)}},
+            {"$set": {"check_at": datetime(2000, 1, 1, tzinfo=UTC)}},
             hint="idx_inbox_state",
         )
 
@@ -171,7 +171,11 @@ class RecordInbox:
             ops.append(
                 UpdateOne(
                     {"token_address": address, "state": {"$in": list(RESTING_STATES)}},
-                    {"$set": {"state": PENDING, "relaunch": False}, "$inc": {"generation": 1}, "$unset": {"check_at": ""}},
+                    {
+                        "$set": {"state": PENDING, "relaunch": False},
+                        "$inc": {"generation": 1},
+                        "$unset": {"check_at": ""},
+                    },
                     hint=_BY_ADDRESS,
                 )
             )

@@ -13,7 +13,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pika
 
@@ -108,7 +109,7 @@ class TokenFlowDrain:
         inbox: RecordInbox,
         threshold: int,
         limits: TickLimits = TickLimits(),
-        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         exchange: str = EXCHANGE,
     ) -> None:
         if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
@@ -142,7 +143,7 @@ class TokenFlowDrain:
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
         unacked = 0
-        self._dlq_channel = None
+        self._dlq_channel: Any = None  # a pika channel once opened (pika ships no type information)
         depth_at_start = self._ready_count(channel)
         idle_checks = 0
         for method, _props, body in channel.consume(
@@ -382,7 +383,11 @@ def plan_launches(
             transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}, "$unset": {"check_at": ""}}))
             plan.launches.append(_launch(entry, entry.generation + 1))
             plan.relaunched += 1
-        elif entry.state == IDLE and entry.last_event_at is not None and now - entry.last_event_at > limits.idle_retention:
+        elif (
+            entry.state == IDLE
+            and entry.last_event_at is not None
+            and now - entry.last_event_at > limits.idle_retention
+        ):
             expired.append(entry.token_address)
         else:  # idle or stuck, no marker yet: look again later
             transitions.append((entry, {"$set": {"check_at": now + limits.sweep_interval}}))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import bson
 import pytest
@@ -30,8 +30,8 @@ from socialrec_pipeline.domain.models import (
     Venue,
 )
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
-CODEC = CodecOptions(tz_aware=True, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+CODEC = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def h(hours: float) -> datetime:
@@ -121,8 +121,8 @@ def test_unknown_enum_value_is_rejected_by_name():
 def test_non_utc_aware_datetime_is_converted_to_utc():
     tokyo = timezone(timedelta(hours=9))
     content = tweet(published_at=datetime(2026, 1, 1, 9, 0, tzinfo=tokyo))
-    assert content.published_at == datetime(2026, 1, 1, 0, 0, tzinfo=timezone.utc)
-    assert content.published_at.tzinfo is timezone.utc
+    assert content.published_at == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)
+    assert content.published_at.tzinfo is UTC
 
 
 @pytest.mark.parametrize("key", [None, ""])
@@ -202,7 +202,7 @@ def test_every_model_round_trips_through_bson_with_aware_datetimes():
             v.tzinfo is not None for v in _datetimes(stored)
         ), f"{type(row).__name__} lost its timezone"
     # Sub-millisecond precision is dropped at construction, so nothing changes when stored.
-    assert account.observed_at == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
+    assert account.observed_at == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
 
 
 def _datetimes(value):
@@ -387,10 +387,17 @@ def test_link_subtype_must_belong_to_the_linked_object_kind(kind, subtype):
 
 
 def test_link_subtype_copied_from_its_target_is_accepted():
-    for kind, subtype in [(ObjectKind.ACCOUNTS, None), (ObjectKind.VENUES, "community"), (ObjectKind.CONTENTS, "tweet")]:
+    cases = [(ObjectKind.ACCOUNTS, None), (ObjectKind.VENUES, "community"), (ObjectKind.CONTENTS, "tweet")]
+    for kind, subtype in cases:
         made = TokenLink.of(
-            token_address="So1", object=kind, object_id=ObjectId(), source_url="u",
-            platform=Platform.X, subtype=subtype, linked_at=T0, observed_at=T0,
+            token_address="So1",
+            object=kind,
+            object_id=ObjectId(),
+            source_url="u",
+            platform=Platform.X,
+            subtype=subtype,
+            linked_at=T0,
+            observed_at=T0,
         )
         assert made.subtype == subtype
 
@@ -404,7 +411,7 @@ def test_datetimes_inside_free_form_fields_are_utc_aware_too():
         Token.of(address="So1", discovered_at=T0, web={"whois": {"created": [datetime(2020, 1, 1)]}})
     assert failing_fields(exc) == {"web"}
     content = tweet(data={"nested": [{"at": datetime(2026, 1, 1, 9, 0, 0, 123456, tzinfo=tokyo)}]})
-    assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=timezone.utc)
+    assert content.data["nested"][0]["at"] == datetime(2026, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
     stored = _through_bson(content.to_document())
     assert Content.from_document(stored) == content
 
@@ -433,16 +440,23 @@ def test_no_nulls_are_stored_in_embedded_values_either():
     content = tweet(text=ContentText(primary="gm"), author=author, data={"lang": None})
     account = Account.of(platform=Platform.GITHUB, platform_key="dev", observed_at=T0, handle="dev")
     venue = Venue.of(platform=Platform.REDDIT, subtype=VenueSubtype.SUBREDDIT, platform_key="solana", observed_at=T0)
-    junk = SocialUrlRecord(url="N/A", raw_url="N/A", source_field="discord",
-                           status=FetchStatus.UNSUPPORTED, attempted_at=T0)
+    junk = SocialUrlRecord(
+        url="N/A", raw_url="N/A", source_field="discord", status=FetchStatus.UNSUPPORTED, attempted_at=T0
+    )
     token = Token.of(address="Mint111", discovered_at=T0, social_urls=[junk])
     for model in (content, account, venue, token, junk):
         assert list(_nulls(model.to_document())) == [], type(model).__name__
     doc = content.to_document()
     assert doc["text"] == {"primary": "gm"} and doc["author"] == {"account_id": author.account_id, "handle": "kol"}
     assert doc["data"] == {"lang": None}  # provider values in `data` are stored as the provider gave them
-    assert junk.to_document() == {"url": "N/A", "raw_url": "N/A", "source_field": "discord",
-                                  "status": "unsupported", "attempted_at": T0, "attempts": 0}
+    assert junk.to_document() == {
+        "url": "N/A",
+        "raw_url": "N/A",
+        "source_field": "discord",
+        "status": "unsupported",
+        "attempted_at": T0,
+        "attempts": 0,
+    }
     # and every one of them reads back into the same model
     assert Account.from_document(account.to_document()) == account
     assert Token.from_document(token.to_document()) == token

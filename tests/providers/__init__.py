@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import strategies as st
@@ -15,7 +15,7 @@ from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceTyp
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply, Request
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 OPTS = GenerateOptions()
 
 #: Any JSON value, small: for property tests that put arbitrary values into provider fields.

@@ -97,8 +97,9 @@ def test_github(server, rm, um, comments, language, blog, homepage, owner_type, 
     if owner_type == "User":
         fixtures.users["pumpdev"] = ghfix.user(blog=blog, bio=about, **um)
     else:
-        fixtures.orgs["pumpdev"] = fixtures.users["pumpdev"] = ghfix.org("pumpdev", blog=blog, description=about,
-                                                                        **{**{n: None for n in github.USER_METRICS}, **um})
+        fixtures.orgs["pumpdev"] = fixtures.users["pumpdev"] = ghfix.org(
+            "pumpdev", blog=blog, description=about, **{**{n: None for n in github.USER_METRICS}, **um}
+        )
     gist = {**ghfix.gist("aa5a315d61ae9438b18d"), "comments": comments, "owner": owner}
     fixtures.gists[gist["id"]] = gist
     fixtures.register(server)
@@ -107,7 +108,9 @@ def test_github(server, rm, um, comments, language, blog, homepage, owner_type, 
     owner_metrics: Carried = {(_A, "pumpdev"): pick(um, github.USER_METRICS)} if um else {}
     try:
         graph, entry = _generate(gen, "https://github.com/pumpdev/pump-sdk")
-        assert_faithful(graph, entry, {**owner_metrics, **({(_C, "pumpdev/pump-sdk"): pick(rm, github.REPO_METRICS)} if rm else {})})
+        assert_faithful(
+            graph, entry, {**owner_metrics, **({(_C, "pumpdev/pump-sdk"): pick(rm, github.REPO_METRICS)} if rm else {})}
+        )
         assert graph.groups[0].creator.unavailable is False  # the full profile, not the embedded owner
         assert graph.groups[0].creator.bio == (about.strip() if about and about.strip() else None)
         graph, entry = _generate(gen, "https://github.com/pumpdev")
@@ -120,8 +123,12 @@ def test_github(server, rm, um, comments, language, blog, homepage, owner_type, 
 
 
 @PROPERTY
-@given(vm=metrics_of(youtube.VIDEO_METRICS, digits), chm=metrics_of(youtube.CHANNEL_METRICS, digits),
-       audio=optional_text, short=st.booleans())
+@given(
+    vm=metrics_of(youtube.VIDEO_METRICS, digits),
+    chm=metrics_of(youtube.CHANNEL_METRICS, digits),
+    audio=optional_text,
+    short=st.booleans(),
+)
 def test_youtube(server, vm, chm, audio, short):
     server.clear()
     fixtures = ytfix.YouTubeFixtures()
@@ -147,16 +154,35 @@ def test_youtube(server, vm, chm, audio, short):
 
 
 @PROPERTY
-@given(score=whole, ratio=st.floats(0, 1), comments=whole, subscribers=count,
-       karma=metrics_of(("total_karma", "link_karma", "comment_karma")), removed=optional_text,
-       url=st.sampled_from(["https://www.reddit.com/gallery/1abcde", "https://www.reddit.com/poll/1abcde",
-                            "https://moon.example/ca", "https://www.reddit.com/r/solana/comments/1abcde/slug/"]),
-       suspended=st.booleans(), about=optional_text)
+@given(
+    score=whole,
+    ratio=st.floats(0, 1),
+    comments=whole,
+    subscribers=count,
+    karma=metrics_of(("total_karma", "link_karma", "comment_karma")),
+    removed=optional_text,
+    url=st.sampled_from(
+        [
+            "https://www.reddit.com/gallery/1abcde",
+            "https://www.reddit.com/poll/1abcde",
+            "https://moon.example/ca",
+            "https://www.reddit.com/r/solana/comments/1abcde/slug/",
+        ]
+    ),
+    suspended=st.booleans(),
+    about=optional_text,
+)
 def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url, suspended, about):
     server.clear()
     post = {"score": score, "upvote_ratio": ratio, "num_comments": comments}
-    server.route("GET", "/comments/1abcde.json", Reply.json(rdfix.post_listing(removed_by_category=removed, url=url, **post)))
-    server.route("GET", "/r/solana/about.json", Reply.json(rdfix.subreddit_about(subscribers=subscribers, public_description=about)))
+    server.route(
+        "GET", "/comments/1abcde.json", Reply.json(rdfix.post_listing(removed_by_category=removed, url=url, **post))
+    )
+    server.route(
+        "GET",
+        "/r/solana/about.json",
+        Reply.json(rdfix.subreddit_about(subscribers=subscribers, public_description=about)),
+    )
     user = rdfix.user_about(**{**{"total_karma": None, "link_karma": None, "comment_karma": None}, **karma})
     server.route("GET", "/user/moon_dev/about.json", Reply.json(user))
     client = reddit.RedditClient(server.url, timeout=2.0)
@@ -166,8 +192,10 @@ def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url
         if suspended:
             server.route("GET", "/user/moon_dev/about.json", Reply.json(rdfix.suspended_user("moon_dev")))
         graph, entry = _generate(gen, "https://reddit.com/r/solana/comments/1abcde")
-        carried: Carried = {(_C, "1abcde"): pick(post, ("score", "upvote_ratio", "num_comments"), strings=False),
-                            (_V, "solana"): {"subscribers": subscribers}}
+        carried: Carried = {
+            (_C, "1abcde"): pick(post, ("score", "upvote_ratio", "num_comments"), strings=False),
+            (_V, "solana"): {"subscribers": subscribers},
+        }
         if karma and not suspended:
             carried[(_A, "moon_dev")] = pick(karma, tuple(karma))
         assert_faithful(graph, entry, carried)
@@ -182,20 +210,36 @@ def test_reddit(server, score, ratio, comments, subscribers, karma, removed, url
 
 
 @PROPERTY
-@given(im=metrics_of(tiktok.CONTENT_METRICS), am=metrics_of(tiktok.ACCOUNT_METRICS), duration=fractional,
-       create_time=st.one_of(whole.map(lambda n: 1_600_000_000 + n % 10**8), fractional.map(lambda f: 1.6e9 + f % 1e8)),
-       iso=st.sampled_from([None, "", "2024-12-10T07:00:30.000Z"]), bio=st.sampled_from(["", "https://moon.example",
-                                                                                          "https://www.tiktok.com/@MoonKol"]),
-       text=st.sampled_from(["", None, "gm https://moon.example/ca.",
-                             "https://www.tiktok.com/@moonkol/video/7350000000000000001?lang=en chart https://dex.example/x"]),
-       music_id=st.one_of(optional_text, whole), music_name=optional_text)
+@given(
+    im=metrics_of(tiktok.CONTENT_METRICS),
+    am=metrics_of(tiktok.ACCOUNT_METRICS),
+    duration=fractional,
+    create_time=st.one_of(whole.map(lambda n: 1_600_000_000 + n % 10**8), fractional.map(lambda f: 1.6e9 + f % 1e8)),
+    iso=st.sampled_from([None, "", "2024-12-10T07:00:30.000Z"]),
+    bio=st.sampled_from(["", "https://moon.example", "https://www.tiktok.com/@MoonKol"]),
+    text=st.sampled_from(
+        [
+            "",
+            None,
+            "gm https://moon.example/ca.",
+            "https://www.tiktok.com/@moonkol/video/7350000000000000001?lang=en chart https://dex.example/x",
+        ]
+    ),
+    music_id=st.one_of(optional_text, whole),
+    music_name=optional_text,
+)
 def test_tiktok(server, im, am, duration, create_time, iso, bio, text, music_id, music_name):
     server.clear()
     meta = {k: v for k, v in apifix.tiktok_video_item()["authorMeta"].items() if k not in tiktok.ACCOUNT_METRICS}
     meta.update(bioLink=bio, **am)
-    item = apifix.tiktok_video_item(authorMeta=meta, videoMeta={"duration": duration, "subtitleLinks": []},
-                                    createTime=create_time, createTimeISO=iso, text=text,
-                                    musicMeta={"musicId": music_id, "musicName": music_name})
+    item = apifix.tiktok_video_item(
+        authorMeta=meta,
+        videoMeta={"duration": duration, "subtitleLinks": []},
+        createTime=create_time,
+        createTimeISO=iso,
+        text=text,
+        musicMeta={"musicId": music_id, "musicName": music_name},
+    )
     for name in tiktok.CONTENT_METRICS:
         item.pop(name, None)
     item.update(im)
@@ -222,10 +266,20 @@ def test_tiktok(server, im, am, duration, create_time, iso, bio, text, music_id,
 
 
 @PROPERTY
-@given(pm=metrics_of(instagram.CONTENT_METRICS), am=metrics_of(instagram.ACCOUNT_METRICS), alt=optional_text,
-       external=st.sampled_from([[], [{"url": "https://www.instagram.com/moonproject/"}], ["https://moon.example"]]),
-       caption=st.sampled_from(["", None, "site: https://moon.example/!",
-                                "repost https://instagram.com/p/C1aBcDeFgHi?igsh=1 and https://t.me/moonportal"]))
+@given(
+    pm=metrics_of(instagram.CONTENT_METRICS),
+    am=metrics_of(instagram.ACCOUNT_METRICS),
+    alt=optional_text,
+    external=st.sampled_from([[], [{"url": "https://www.instagram.com/moonproject/"}], ["https://moon.example"]]),
+    caption=st.sampled_from(
+        [
+            "",
+            None,
+            "site: https://moon.example/!",
+            "repost https://instagram.com/p/C1aBcDeFgHi?igsh=1 and https://t.me/moonportal",
+        ]
+    ),
+)
 def test_instagram(server, pm, am, alt, external, caption):
     server.clear()
     post = apifix.instagram_post_item(alt=alt, caption=caption)
@@ -259,46 +313,90 @@ def _grouped(n: int) -> str:
 
 
 @PROPERTY
-@given(kind=st.sampled_from(["channel", "group", "bot", "user", "restricted", "invite"]),
-       n=st.integers(0, 10**9), online=st.integers(0, 10**6), description=st.sampled_from(["", "CA: abc", None]))
+@given(
+    kind=st.sampled_from(["channel", "group", "bot", "user", "restricted", "invite"]),
+    n=st.integers(0, 10**9),
+    online=st.integers(0, 10**6),
+    description=st.sampled_from(["", "CA: abc", None]),
+)
 def test_telegram(server, kind, n, online, description):
     server.clear()
     desc = description or ""
     pages = {
-        "channel": ("/abc_chan", tgfix.page("T", desc, extra=f"{_grouped(n)} subscribers", buttons=("View in Telegram",),
-                                            context_link="Preview channel", name="abc_chan"), {(_V, "abc_chan"): {"subscribers": n}}),
-        "group": ("/abc_chan", tgfix.page("T", desc, extra=f"{_grouped(n)} members, {_grouped(online)} online",
-                                          buttons=("View in Telegram",)), {(_V, "abc_chan"): {"members": n, "online": online}}),
-        "bot": ("/abc_chan", tgfix.page("T", desc, extra=f"{_grouped(n)} monthly users", buttons=("Start Bot",)),
-                {(_A, "abc_chan"): {"monthly_users": n}}),
+        "channel": (
+            "/abc_chan",
+            tgfix.page(
+                "T",
+                desc,
+                extra=f"{_grouped(n)} subscribers",
+                buttons=("View in Telegram",),
+                context_link="Preview channel",
+                name="abc_chan",
+            ),
+            {(_V, "abc_chan"): {"subscribers": n}},
+        ),
+        "group": (
+            "/abc_chan",
+            tgfix.page(
+                "T", desc, extra=f"{_grouped(n)} members, {_grouped(online)} online", buttons=("View in Telegram",)
+            ),
+            {(_V, "abc_chan"): {"members": n, "online": online}},
+        ),
+        "bot": (
+            "/abc_chan",
+            tgfix.page("T", desc, extra=f"{_grouped(n)} monthly users", buttons=("Start Bot",)),
+            {(_A, "abc_chan"): {"monthly_users": n}},
+        ),
         "user": ("/abc_chan", tgfix.page("T", desc, extra="@abc_chan", buttons=("Send Message",)), {}),
         "restricted": ("/abc_chan", tgfix.page("T", desc, buttons=("View in Telegram",)), {}),
-        "invite": ("/+AbCdEf123", tgfix.page("Join group chat on Telegram", "You are invited to a group chat on Telegram.",
-                                             extra=f"{_grouped(n)} members", buttons=("Join Group",), page_title="Chat"),
-                   {(_V, "invite:AbCdEf123"): {"members": n}}),
+        "invite": (
+            "/+AbCdEf123",
+            tgfix.page(
+                "Join group chat on Telegram",
+                "You are invited to a group chat on Telegram.",
+                extra=f"{_grouped(n)} members",
+                buttons=("Join Group",),
+                page_title="Chat",
+            ),
+            {(_V, "invite:AbCdEf123"): {"members": n}},
+        ),
     }
     path, html, carried = pages[kind]
     server.route("GET", path, Reply.html(html))
     client = TelegramPreviewClient(server.url, timeout=2.0)
     try:
-        graph, entry = _generate(TelegramGenerator(client), "https://t.me/+AbCdEf123" if kind == "invite" else "https://t.me/abc_chan")
+        graph, entry = _generate(
+            TelegramGenerator(client), "https://t.me/+AbCdEf123" if kind == "invite" else "https://t.me/abc_chan"
+        )
         assert_faithful(graph, entry, carried)
     finally:
         client.close()
 
 
 @PROPERTY
-@given(n=st.integers(0, 10**9), kind=st.sampled_from(["channel", "group"]),
-       text=st.sampled_from(["", "   ", "gm", 'CA <a href="https://dex.example/x">chart</a> <a href="https://t.me/abc_chan">chan</a>',
-                             '<a href="https://t.me/s/abc_chan/5">me</a> <a href="https://telegram.me/Abc_Chan/5?single">again</a>',
-                             '<a href="https://t.me/abc_chan/5">self</a> <a href="https://dex.example/x">chart</a>']),
-       at=st.sampled_from(["2024-12-10T07:00:30+00:00", "2024-12-10T10:00:30+03:00", "", "junk"]))
+@given(
+    n=st.integers(0, 10**9),
+    kind=st.sampled_from(["channel", "group"]),
+    text=st.sampled_from(
+        [
+            "",
+            "   ",
+            "gm",
+            'CA <a href="https://dex.example/x">chart</a> <a href="https://t.me/abc_chan">chan</a>',
+            '<a href="https://t.me/s/abc_chan/5">me</a> <a href="https://telegram.me/Abc_Chan/5?single">again</a>',
+            '<a href="https://t.me/abc_chan/5">self</a> <a href="https://dex.example/x">chart</a>',
+        ]
+    ),
+    at=st.sampled_from(["2024-12-10T07:00:30+00:00", "2024-12-10T10:00:30+03:00", "", "junk"]),
+)
 def test_telegram_post(server, n, kind, text, at):
     """A public post's text, time and links from t.me/s/{name}/{id}: never a link to the post itself,
     an aware UTC time or none, no "" text."""
     server.clear()
     extra = f"{_grouped(n)} subscribers" if kind == "channel" else f"{_grouped(n)} members"
-    server.route("GET", "/abc_chan", Reply.html(tgfix.page("T", "", extra=extra, buttons=("View in Telegram",), name="abc_chan")))
+    server.route(
+        "GET", "/abc_chan", Reply.html(tgfix.page("T", "", extra=extra, buttons=("View in Telegram",), name="abc_chan"))
+    )
     server.route("GET", "/s/abc_chan/5", Reply.html(tgfix.channel_feed_page("abc_chan", ((5, text, at),))))
     client = TelegramPreviewClient(server.url, timeout=2.0)
     try:
@@ -314,8 +412,11 @@ def test_telegram_post(server, n, kind, text, at):
 
 
 @PROPERTY
-@given(query=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=20),
-       title=optional_text, task_time=st.sampled_from(["2024-12-01T10:00:00.000Z", "", None, "junk"]))
+@given(
+    query=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=20),
+    title=optional_text,
+    task_time=st.sampled_from(["2024-12-01T10:00:00.000Z", "", None, "junk"]),
+)
 def test_url_only_and_web(server, query, title, task_time):
     from urllib.parse import quote
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from socialrec_pipeline.domain.enums import ParentRelation, Platform
+from socialrec_pipeline.domain.enums import ObjectKind, ParentRelation, Platform
 from socialrec_pipeline.domain.errors import ProviderError, TargetBlocked, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import (
     AccountDraft,
@@ -17,21 +17,19 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
 )
 from socialrec_pipeline.providers.base import GenerateOptions, Generator
-from socialrec_pipeline.providers.github import GitHubClient, GitHubGenerator
+from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS, GitHubClient, GitHubGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import github as ghfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.github import REPO_METRICS, USER_METRICS
 
 TOKEN = "ghp_sekrit"
 REPO, USER, GIST = SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)
+    return datetime(*args, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -120,10 +118,17 @@ def test_repo_and_gist_owners_get_their_full_profile_once(fx, gen, server):
     root, parent = graph.groups
     assert root.creator == full  # /users/pumpdev, in the same step
     org = parent.creator  # an Organization owner: /orgs/{org}, whose text is `description`
-    assert (org.platform_key, org.display_name, org.bio) == ("solana-labs", "Solana Labs", "Tools for the Solana ecosystem")
+    assert (org.platform_key, org.display_name, org.bio) == (
+        "solana-labs",
+        "Solana Labs",
+        "Tools for the Solana ecosystem",
+    )
     assert [(d.platform, d.value) for d in org.declared_handles] == [(Platform.X, "solanalabs")]
     assert (org.followers, org.account_created_at, org.data) == (
-        5200, utc(2018, 2, 20, 17, 11, 40), {"id": 9_000_001, "account_type": "Organization"})
+        5200,
+        utc(2018, 2, 20, 17, 11, 40),
+        {"id": 9_000_001, "account_type": "Organization"},
+    )
     assert len(server.calls("/users/")) == before + 1 and server.calls("/orgs/")[-1].path == "/orgs/solana-labs"
     gist = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), OPTS, NOW).groups[0]
     assert gist.creator == full
@@ -131,7 +136,9 @@ def test_repo_and_gist_owners_get_their_full_profile_once(fx, gen, server):
 
 def test_owner_profile_is_skipped_when_the_stored_one_is_fresh(fx, gen, server):
     asked = []
-    options = GenerateOptions(profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or key == "pumpdev")
+    options = GenerateOptions(
+        profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or key == "pumpdev"
+    )
     before_users, before_orgs = len(server.calls("/users/")), len(server.calls("/orgs/"))
     graph = gen.generate(make_routed(REPO, "pumpdev/pump-sdk"), options, NOW)
     assert asked == [("accounts", "gh", "pumpdev"), ("accounts", "gh", "solana-labs")]
@@ -152,14 +159,25 @@ def test_gist_graph_is_exact(fx, gen, server):
     graph = gen.generate(make_routed(GIST, "pumpdev/aa5a315d61ae9438b18d"), FRESH, NOW)
     expected = GraphGroup(
         ref="gist:aa5a315d61ae9438b18d",
-        creator=AccountDraft(platform=Platform.GITHUB, platform_key="pumpdev", handle="pumpdev",
-                             data={"source_ref": "gist", "id": 583231, "account_type": "User"}),
+        creator=AccountDraft(
+            platform=Platform.GITHUB,
+            platform_key="pumpdev",
+            handle="pumpdev",
+            data={"source_ref": "gist", "id": 583231, "account_type": "User"},
+        ),
         content=ContentDraft(
-            platform=Platform.GITHUB, subtype="gist", platform_key="aa5a315d61ae9438b18d",
-            url="https://gist.github.com/pumpdev/aa5a315d61ae9438b18d", published_at=utc(2024, 12, 5, 12),
-            text=ContentText(primary="airdrop checker"), metrics={"comments": 2},
-            data={"public": True, "updated_at": utc(2024, 12, 6, 12),
-                  "files": [{"filename": "check.py", "language": "Python", "size": 321}]},
+            platform=Platform.GITHUB,
+            subtype="gist",
+            platform_key="aa5a315d61ae9438b18d",
+            url="https://gist.github.com/pumpdev/aa5a315d61ae9438b18d",
+            published_at=utc(2024, 12, 5, 12),
+            text=ContentText(primary="airdrop checker"),
+            metrics={"comments": 2},
+            data={
+                "public": True,
+                "updated_at": utc(2024, 12, 6, 12),
+                "files": [{"filename": "check.py", "language": "Python", "size": 321}],
+            },
         ),
     )
     assert graph == SocialObjectGraph.single(expected)
@@ -205,9 +223,14 @@ RATE_LIMITED = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1764500000"}
         (Reply.json({}), TransientProviderError),
     ],
 )
-@pytest.mark.parametrize(("source_type", "key", "path"), [
-    (REPO, "a/b", "/repos/a/b"), (USER, "a", "/users/a"), (GIST, "a/123", "/gists/123"),
-])
+@pytest.mark.parametrize(
+    ("source_type", "key", "path"),
+    [
+        (REPO, "a/b", "/repos/a/b"),
+        (USER, "a", "/users/a"),
+        (GIST, "a/123", "/gists/123"),
+    ],
+)
 def test_error_shapes(server, gen, source_type, key, path, reply, error):
     server.clear()
     server.route("GET", path, reply)
@@ -234,11 +257,14 @@ def test_bad_keys_make_no_call(server, gen):
     assert server.calls() == []
 
 
-@pytest.mark.parametrize(("source_type", "key", "path", "payload"), [
-    (REPO, "pumpdev/pump-sdk", "/repos/pumpdev/pump-sdk", ghfix.repo(parent=ghfix.repo("a/b", 1))),
-    (USER, "pumpdev", "/users/pumpdev", ghfix.user()),
-    (GIST, "g1", "/gists/g1", ghfix.gist("g1")),
-])
+@pytest.mark.parametrize(
+    ("source_type", "key", "path", "payload"),
+    [
+        (REPO, "pumpdev/pump-sdk", "/repos/pumpdev/pump-sdk", ghfix.repo(parent=ghfix.repo("a/b", 1))),
+        (USER, "pumpdev", "/users/pumpdev", ghfix.user()),
+        (GIST, "g1", "/gists/g1", ghfix.gist("g1")),
+    ],
+)
 def test_mutilated_payloads_never_crash(server, gen, source_type, key, path, payload):
     server.clear()
     seen = 0
@@ -269,7 +295,10 @@ def test_keys_and_urls_are_lower_cased_like_the_router(fx, gen):
     fx.repos["pumpdev/mixed"] = ghfix.repo("PumpDev/Mixed-Case")
     fx.users["pumpdev2"] = ghfix.user("PumpDev2")
     group = gen.generate(make_routed(REPO, "pumpdev/mixed"), OPTS, NOW).groups[0]
-    assert (group.content.platform_key, group.content.url) == ("pumpdev/mixed-case", "https://github.com/pumpdev/mixed-case")
+    assert (group.content.platform_key, group.content.url) == (
+        "pumpdev/mixed-case",
+        "https://github.com/pumpdev/mixed-case",
+    )
     assert group.content.data["full_name"] == "PumpDev/Mixed-Case"
     assert (group.creator.platform_key, group.creator.handle) == ("pumpdev", "PumpDev")
     account = gen.generate(make_routed(USER, "pumpdev2"), OPTS, NOW).groups[0].creator

@@ -119,15 +119,22 @@ def graphs(request, server) -> Iterator[tuple[str, list[SocialObjectGraph]]]:
         assert routed is not None and routed.source_type in generator.source_types, url
         built.append(generator.generate(routed, OPTS, NOW))
     yield request.param, built
-    client = getattr(generator, "_client", None) or getattr(generator, "_apify", None) or getattr(generator, "_urlscan", None)
+    client = (
+        getattr(generator, "_client", None)
+        or getattr(generator, "_apify", None)
+        or getattr(generator, "_urlscan", None)
+    )
     if client is not None:
         client.close()
 
 
 def _objects(graph: SocialObjectGraph) -> Iterator[tuple[ObjectKind, Any]]:
     for group in graph.groups:
-        for kind, obj in ((ObjectKind.ACCOUNTS, group.creator), (ObjectKind.VENUES, group.venue),
-                          (ObjectKind.CONTENTS, group.content)):
+        for kind, obj in (
+            (ObjectKind.ACCOUNTS, group.creator),
+            (ObjectKind.VENUES, group.venue),
+            (ObjectKind.CONTENTS, group.content),
+        ):
             if obj is not None:
                 yield kind, obj
 

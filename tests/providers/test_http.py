@@ -42,7 +42,9 @@ class EndlessBody(httpx.SyncByteStream):
 
 def test_download_stops_at_the_bound():
     body = EndlessBody(64 * 1024 * 1024)
-    client = build_client("https://api.example", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body)))
+    client = build_client(
+        "https://api.example", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body))
+    )
     with pytest.raises(TransientProviderError, match="over 1048576 bytes refused"):
         send(client, "GET", "/big", max_bytes=1024 * 1024)
     # 1 MiB is 16 chunks: the 17th crosses the bound and nothing after it is read.
@@ -51,7 +53,9 @@ def test_download_stops_at_the_bound():
 
 def test_default_bound_applies_to_every_provider_call():
     body = EndlessBody(MAX_BODY_BYTES + 4 * CHUNK)
-    client = YouTubeClient("https://yt.example", "k", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body)))
+    client = YouTubeClient(
+        "https://yt.example", "k", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body))
+    )
     with pytest.raises(TransientProviderError, match="refused"):
         YouTubeGenerator(client).generate(route("https://youtube.com/watch?v=dQw4w9WgXcQ"), OPTS, NOW)
     assert body.pulled == MAX_BODY_BYTES // CHUNK + 1
@@ -59,7 +63,9 @@ def test_default_bound_applies_to_every_provider_call():
 
 def test_telegram_pages_have_their_own_smaller_bound():
     body = EndlessBody(MAX_PAGE_BYTES * 4)
-    client = TelegramPreviewClient("https://t.example", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body)))
+    client = TelegramPreviewClient(
+        "https://t.example", transport=httpx.MockTransport(lambda _r: httpx.Response(200, stream=body))
+    )
     with pytest.raises(TransientProviderError, match="refused"):
         TelegramGenerator(client).generate(route("https://t.me/pumpchannel"), OPTS, NOW)
     assert body.pulled == MAX_PAGE_BYTES // CHUNK + 1
@@ -70,7 +76,9 @@ def test_body_at_the_bound_and_compressed_bodies_are_read_once_decoded():
     compressed = gzip.compress(json.dumps(payload).encode())
 
     def handler(_request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=compressed, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+        return httpx.Response(
+            200, content=compressed, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"}
+        )
 
     client = build_client("https://api.example", transport=httpx.MockTransport(handler))
     response = send(client, "GET", "/t", max_bytes=len(json.dumps(payload)))
@@ -102,12 +110,22 @@ def _apify(status: int) -> ApifyClient:
 
 
 DEEP_CASES: dict[str, tuple[object, str]] = {
-    "x": (lambda s: XGenerator(TwitterApiClient("https://x.example", "k", transport=_deep(s))),
-          "https://x.com/kolguy/status/1866000000000000001"),
-    "github": (lambda s: GitHubGenerator(GitHubClient("https://gh.example", transport=_deep(s))), "https://github.com/a/b"),
-    "youtube": (lambda s: YouTubeGenerator(YouTubeClient("https://yt.example", "k", transport=_deep(s))),
-                "https://youtube.com/watch?v=dQw4w9WgXcQ"),
-    "reddit": (lambda s: RedditGenerator(RedditClient("https://rd.example", transport=_deep(s))), "https://reddit.com/r/solana"),
+    "x": (
+        lambda s: XGenerator(TwitterApiClient("https://x.example", "k", transport=_deep(s))),
+        "https://x.com/kolguy/status/1866000000000000001",
+    ),
+    "github": (
+        lambda s: GitHubGenerator(GitHubClient("https://gh.example", transport=_deep(s))),
+        "https://github.com/a/b",
+    ),
+    "youtube": (
+        lambda s: YouTubeGenerator(YouTubeClient("https://yt.example", "k", transport=_deep(s))),
+        "https://youtube.com/watch?v=dQw4w9WgXcQ",
+    ),
+    "reddit": (
+        lambda s: RedditGenerator(RedditClient("https://rd.example", transport=_deep(s))),
+        "https://reddit.com/r/solana",
+    ),
     "tiktok": (lambda s: TikTokGenerator(_apify(s)), "https://tiktok.com/@moonkol/video/7350000000000000001"),
     "instagram": (lambda s: InstagramGenerator(_apify(s)), "https://instagram.com/p/C1aBcDeFgHi"),
 }

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     OutOfCredit,
     ProviderError,
@@ -18,15 +19,13 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.instagram import InstagramGenerator
+from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS, InstagramGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.instagram import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-IG"
 RUN_PATH = f"/v2/acts/{fx.INSTAGRAM_ACTOR}/run-sync-get-dataset-items"
@@ -94,7 +93,7 @@ def test_post_graph_exact(server, gen):
                     "subtype": "post",
                     "platform_key": "3300000000000000001",
                     "url": "https://instagram.com/p/C1aBcDeFgHi",
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "Launching $MOON today #solana",
                         "body": None,
@@ -104,14 +103,23 @@ def test_post_graph_exact(server, gen):
                     "tags": ["solana"],
                     "mentions": [],
                     "metrics": {"likesCount": 420, "commentsCount": 12},
-                    "data": {"shortCode": "C1aBcDeFgHi", "type": "Image", "productType": "feed", "mentions": ["moonteam"]},
+                    "data": {
+                        "shortCode": "C1aBcDeFgHi",
+                        "type": "Image",
+                        "productType": "feed",
+                        "mentions": ["moonteam"],
+                    },
                 },
             }
         ],
     }
     assert graph.groups[0].content.published_at.utcoffset().total_seconds() == 0
     (call,) = server.calls(RUN_PATH)
-    assert call.json() == {"directUrls": ["https://instagram.com/p/C1aBcDeFgHi"], "resultsType": "posts", "resultsLimit": 1}
+    assert call.json() == {
+        "directUrls": ["https://instagram.com/p/C1aBcDeFgHi"],
+        "resultsType": "posts",
+        "resultsLimit": 1,
+    }
 
 
 def test_clips_is_reel_and_hidden_likes_store_nothing(server, gen):
@@ -188,7 +196,10 @@ ERROR_CASES = {
     "rate_limited": (fx.api_error("Rate limit", 429, "rate-limit-exceeded"), TransientProviderError),
     "server_502": (Reply.html("bad gateway", status=502), TransientProviderError),
     "run_timeout_408": (fx.api_error("Run timed out", 408, "run-timeout-exceeded"), TransientProviderError),
-    "malformed_json": (Reply(status=201, body=b"[{", headers={"Content-Type": "application/json"}), TransientProviderError),
+    "malformed_json": (
+        Reply(status=201, body=b"[{", headers={"Content-Type": "application/json"}),
+        TransientProviderError,
+    ),
     "html_not_json": (Reply.html("<html>login</html>"), TransientProviderError),
     "null_body": (Reply.json(None), TransientProviderError),
     "timeout": (slow(Reply.json([fx.instagram_post_item()]), 1.5), TransientProviderError),
@@ -245,12 +256,20 @@ def test_hypothesis_items(server, gen, overrides):
 def test_urls_in_the_caption_reach_links(server, gen):
     caption = "Launching $MOON today! Site: https://moon.example/ (CA in bio) more: https://t.me/moonportal."
     answer(server, [fx.instagram_post_item(caption=caption)])
-    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    content = (
+        gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW)
+        .groups[0]
+        .content
+    )
     assert content.links == ["https://moon.example/", "https://t.me/moonportal"]
 
 
 def test_a_caption_link_to_the_post_itself_is_not_outbound(server, gen):
     caption = "gm https://www.instagram.com/p/C1aBcDeFgHi/?igsh=abc site https://moon.example/"
     answer(server, [fx.instagram_post_item(caption=caption)])
-    content = gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW).groups[0].content
+    content = (
+        gen.generate(routed(SourceType.INSTAGRAM_POST, "C1aBcDeFgHi", "https://instagram.com/p/C1aBcDeFgHi"), OPTS, NOW)
+        .groups[0]
+        .content
+    )
     assert content.links == ["https://moon.example/"]

@@ -7,7 +7,7 @@ the object being recorded, and old gist answers naming the author `user`.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -72,7 +72,7 @@ def test_tiktok_float_duration_is_kept_and_float_counts_are_rounded(server, tikt
     group = tiktok.generate(_routed(TT_VIDEO), OPTS, NOW).groups[0]
     assert group.content.data["duration"] == 26.981
     assert group.content.metrics["playCount"] == 50210 and group.content.metrics["diggCount"] == 3101
-    assert group.content.published_at == datetime(2024, 12, 10, 7, 0, 30, 500000, tzinfo=timezone.utc)
+    assert group.content.published_at == datetime(2024, 12, 10, 7, 0, 30, 500000, tzinfo=UTC)
     assert group.creator.followers == 12000 and group.creator.metrics["heart"] == 340000
 
 
@@ -137,10 +137,21 @@ def test_empty_strings_are_absent_in_reddit_youtube_and_github(server):
     gh = ghfix.demo_fixtures()
     gh.repos["pumpdev/pump-sdk"] = ghfix.repo(language="", default_branch="")
     gh.register(server)
-    rd, ytc, ghc = RedditClient(server.url, timeout=2.0), YouTubeClient(server.url, "k", timeout=2.0), GitHubClient(server.url, None, timeout=2.0)
-    post = RedditGenerator(rd).generate(_routed("https://reddit.com/r/solana/comments/1abcde"), OPTS, NOW).groups[0].content
+    rd, ytc, ghc = (
+        RedditClient(server.url, timeout=2.0),
+        YouTubeClient(server.url, "k", timeout=2.0),
+        GitHubClient(server.url, None, timeout=2.0),
+    )
+    post = (
+        RedditGenerator(rd)
+        .generate(_routed("https://reddit.com/r/solana/comments/1abcde"), OPTS, NOW)
+        .groups[0]
+        .content
+    )
     sub = RedditGenerator(rd).generate(_routed("https://reddit.com/r/solana"), OPTS, NOW).groups[0].venue
-    video = YouTubeGenerator(ytc).generate(_routed("https://youtube.com/watch?v=dQw4w9WgXcQ"), OPTS, NOW).groups[0].content
+    video = (
+        YouTubeGenerator(ytc).generate(_routed("https://youtube.com/watch?v=dQw4w9WgXcQ"), OPTS, NOW).groups[0].content
+    )
     repo = GitHubGenerator(ghc).generate(_routed("https://github.com/pumpdev/pump-sdk"), OPTS, NOW).groups[0].content
     for c in (rd, ytc, ghc):
         c.close()
@@ -152,14 +163,25 @@ def test_empty_strings_are_absent_in_reddit_youtube_and_github(server):
 
 # -- 9. a post's own gallery / poll URL is not an outbound link -----------------------------------
 
-@pytest.mark.parametrize("own", ["https://www.reddit.com/gallery/1abcde", "https://www.reddit.com/poll/1abcde",
-                                 "https://redd.it/1abcde"])
+
+@pytest.mark.parametrize(
+    "own", ["https://www.reddit.com/gallery/1abcde", "https://www.reddit.com/poll/1abcde", "https://redd.it/1abcde"]
+)
 def test_reddit_gallery_and_poll_urls_are_the_post_itself(server, own):
     server.clear()
     rdfix.register_reddit(server)
-    server.route("GET", "/comments/1abcde.json", Reply.json(rdfix.post_listing(url=own, selftext=f"see {own} and https://moon.example/ca")))
+    server.route(
+        "GET",
+        "/comments/1abcde.json",
+        Reply.json(rdfix.post_listing(url=own, selftext=f"see {own} and https://moon.example/ca")),
+    )
     client = RedditClient(server.url, timeout=2.0)
-    content = RedditGenerator(client).generate(_routed("https://reddit.com/r/solana/comments/1abcde"), OPTS, NOW).groups[0].content
+    content = (
+        RedditGenerator(client)
+        .generate(_routed("https://reddit.com/r/solana/comments/1abcde"), OPTS, NOW)
+        .groups[0]
+        .content
+    )
     client.close()
     assert content.links == ["https://moon.example/ca"]
 
@@ -174,14 +196,27 @@ def test_no_provider_links_back_at_the_recorded_object(server):
     yt.videos["dQw4w9WgXcQ"] = ytfix.video(description="rewatch https://youtu.be/dQw4w9WgXcQ then https://pump.fun/abc")
     yt.register(server)
     fixtures = xfix.demo_fixtures()
-    fixtures.users["kolguy"] = xfix.user(profile_bio={"entities": {"url": {"urls": [{"expanded_url": "https://twitter.com/KolGuy"}]}}})
+    fixtures.users["kolguy"] = xfix.user(
+        profile_bio={"entities": {"url": {"urls": [{"expanded_url": "https://twitter.com/KolGuy"}]}}}
+    )
     fixtures.register(server)
     meta = {**apifix.tiktok_video_item()["authorMeta"], "bioLink": "https://www.tiktok.com/@MoonKol"}
     apifix.register_actor(server, apifix.TIKTOK_ACTOR, [apifix.tiktok_video_item(authorMeta=meta)])
-    apifix.register_actor(server, apifix.INSTAGRAM_ACTOR, [apifix.instagram_profile_item(
-        externalUrls=[{"url": "https://www.instagram.com/moonproject/"}, {"url": "https://moon.example"}])])
-    clients = [GitHubClient(server.url, None, timeout=2.0), YouTubeClient(server.url, "k", timeout=2.0),
-               TwitterApiClient(server.url, "k", timeout=2.0), ApifyClient(server.url, apifix.DEMO_TOKEN, timeout=2.0)]
+    apifix.register_actor(
+        server,
+        apifix.INSTAGRAM_ACTOR,
+        [
+            apifix.instagram_profile_item(
+                externalUrls=[{"url": "https://www.instagram.com/moonproject/"}, {"url": "https://moon.example"}]
+            )
+        ],
+    )
+    clients = [
+        GitHubClient(server.url, None, timeout=2.0),
+        YouTubeClient(server.url, "k", timeout=2.0),
+        TwitterApiClient(server.url, "k", timeout=2.0),
+        ApifyClient(server.url, apifix.DEMO_TOKEN, timeout=2.0),
+    ]
     ghg, ytg, xg = GitHubGenerator(clients[0]), YouTubeGenerator(clients[1]), XGenerator(clients[2])
     ttg, igg = TikTokGenerator(clients[3]), InstagramGenerator(clients[3])
     repo = ghg.generate(_routed("https://github.com/pumpdev/pump-sdk"), OPTS, NOW).groups[0].content
@@ -199,6 +234,7 @@ def test_no_provider_links_back_at_the_recorded_object(server):
 
 
 # -- 10. gists: `user` in old answers, `owner` in new ones ------------------------------------------
+
 
 def test_gist_author_named_user_is_read(server):
     server.clear()

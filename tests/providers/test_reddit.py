@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     ProviderError,
@@ -24,7 +25,6 @@ from socialrec_pipeline.sandbox.platforms import reddit as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, slow
 from tests.providers import make_routed as routed
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
 
 POST_URL = "https://reddit.com/r/solana/comments/1abcde"
 
@@ -106,7 +106,7 @@ def test_post_graph_exact(server, anon):
                     "subtype": "post",
                     "platform_key": "1abcde",
                     "url": POST_URL,
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "$MOON just launched on Solana",
                         "body": "Contract on https://moon.example/ca and chart below",
@@ -137,7 +137,15 @@ def test_link_post_removed_and_deleted_author(server, anon):
     server.route(
         "GET",
         "/comments/1abcde.json",
-        Reply.json(fx.post_listing(author="[deleted]", url="https://moon.example", selftext="", removed_by_category="moderator", subreddit="SolanaMemes")),
+        Reply.json(
+            fx.post_listing(
+                author="[deleted]",
+                url="https://moon.example",
+                selftext="",
+                removed_by_category="moderator",
+                subreddit="SolanaMemes",
+            )
+        ),
     )
     group = anon.generate(POST, OPTS, NOW).groups[0]
     assert group.creator is None  # deleted author: no creator
@@ -155,7 +163,7 @@ def test_subreddit_graph_exact(anon):
         "platform_key": "solana",
         "name": "Solana",
         "description": "The Solana subreddit",
-        "venue_created_at": datetime(2018, 3, 2, 14, 13, 20, tzinfo=timezone.utc),
+        "venue_created_at": datetime(2018, 3, 2, 14, 13, 20, tzinfo=UTC),
         "members": 250000,
         "metrics": {"subscribers": 250000},
         "data": {
@@ -176,7 +184,7 @@ def test_user_graph_exact(anon):
         "platform": "rd",
         "platform_key": "moon_dev",
         "handle": "moon_dev",
-        "account_created_at": datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc),
+        "account_created_at": datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC),
         "display_name": "Moon Dev",
         "bio": "building $MOON",
         "links": [],
@@ -204,8 +212,12 @@ def test_token_renewed_after_expiry(server):
     fx.register_reddit(server, token=fx.DEMO_ACCESS_TOKEN)
     now = [1000.0]
     client = RedditClient(
-        server.url, auth_base_url=server.url, client_id=fx.DEMO_CLIENT_ID,
-        client_secret=fx.DEMO_CLIENT_SECRET, timeout=0.5, clock=lambda: now[0],
+        server.url,
+        auth_base_url=server.url,
+        client_id=fx.DEMO_CLIENT_ID,
+        client_secret=fx.DEMO_CLIENT_SECRET,
+        timeout=0.5,
+        clock=lambda: now[0],
     )
     gen = RedditGenerator(client)
     gen.generate(SUB, OPTS, NOW)
@@ -243,10 +255,16 @@ ERROR_CASES: dict[str, tuple[Any, type[ProviderError]]] = {
     "quarantined_403": (fx.restricted("quarantined"), TargetBlocked),
     "gated_403": (fx.restricted("gated"), TargetBlocked),
     "antibot_403_html": (Reply.html("<html>blocked</html>", status=403), TransientProviderError),
-    "rate_limited_429": (Reply.json({"message": "Too Many Requests", "error": 429}, status=429), TransientProviderError),
+    "rate_limited_429": (
+        Reply.json({"message": "Too Many Requests", "error": 429}, status=429),
+        TransientProviderError,
+    ),
     "server_500": (Reply.json({"error": 500}, status=500), TransientProviderError),
     "redirect_302": (Reply.redirect("https://www.reddit.com/subreddits/search.json?q=x"), TransientProviderError),
-    "malformed_json": (Reply(status=200, body=b'{"kind": "t5", ', headers={"Content-Type": "application/json"}), TransientProviderError),
+    "malformed_json": (
+        Reply(status=200, body=b'{"kind": "t5", ', headers={"Content-Type": "application/json"}),
+        TransientProviderError,
+    ),
     "html_200": (Reply.html("<html>reddit</html>"), TransientProviderError),
     "wrong_kind": (Reply.json({"kind": "Listing", "data": {"children": []}}), TransientProviderError),
     "null_data": (Reply.json({"kind": "t5", "data": None}), TransientProviderError),
@@ -293,13 +311,19 @@ def test_unsafe_names_make_no_call(server, anon):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     post=st.dictionaries(st.sampled_from(sorted(fx.post_fields())), JSON_VALUES, max_size=4),
-    about=st.dictionaries(st.sampled_from(sorted(fx.subreddit_about()["data"]) + ["is_suspended", "subreddit"]), JSON_VALUES, max_size=4),
+    about=st.dictionaries(
+        st.sampled_from(sorted(fx.subreddit_about()["data"]) + ["is_suspended", "subreddit"]), JSON_VALUES, max_size=4
+    ),
 )
 def test_hypothesis_payloads(server, anon, post, about):
     server.route("GET", "/comments/1abcde.json", Reply.json(fx.post_listing(**post)))
     server.route("GET", "/r/solana/about.json", Reply.json(fx.subreddit_about(**about)))
     server.route("GET", "/user/moon_dev/about.json", Reply.json(fx.user_about(**about)))
-    post_data, sub_data, user_data = fx.post_fields(**post), fx.subreddit_about(**about)["data"], fx.user_about(**about)["data"]
+    post_data, sub_data, user_data = (
+        fx.post_fields(**post),
+        fx.subreddit_about(**about)["data"],
+        fx.user_about(**about)["data"],
+    )
     for target in (POST, SUB, USER):
         try:
             graph = anon.generate(target, OPTS, NOW)
@@ -307,21 +331,37 @@ def test_hypothesis_payloads(server, anon, post, about):
             continue
         expected: Carried = {}
         if target is POST:
-            add(expected, ObjectKind.CONTENTS, key_of(post_data.get("id")),
-                pick(post_data, ("score", "upvote_ratio", "num_comments"), strings=False))
+            add(
+                expected,
+                ObjectKind.CONTENTS,
+                key_of(post_data.get("id")),
+                pick(post_data, ("score", "upvote_ratio", "num_comments"), strings=False),
+            )
         elif target is SUB:
             name = key_of(sub_data.get("display_name"))
             add(expected, ObjectKind.VENUES, name and name.lower(), pick(sub_data, ("subscribers",)))
         else:
-            add(expected, ObjectKind.ACCOUNTS, key_of(user_data.get("name")),
-                pick(user_data, ("total_karma", "link_karma", "comment_karma")))
+            add(
+                expected,
+                ObjectKind.ACCOUNTS,
+                key_of(user_data.get("name")),
+                pick(user_data, ("total_karma", "link_karma", "comment_karma")),
+            )
         assert_faithful(graph, target.canonical_url, expected)
 
 
 @pytest.mark.parametrize(
     "payload",
-    [None, [], [None], [{"kind": "Listing"}], [{"kind": "Listing", "data": {"children": [None]}}],
-     [{"kind": "Listing", "data": {"children": [{"kind": "t3", "data": {}}]}}], "text", 5],
+    [
+        None,
+        [],
+        [None],
+        [{"kind": "Listing"}],
+        [{"kind": "Listing", "data": {"children": [None]}}],
+        [{"kind": "Listing", "data": {"children": [{"kind": "t3", "data": {}}]}}],
+        "text",
+        5,
+    ],
 )
 def test_mutilated_post_answers(server, anon, payload):
     server.route("GET", "/comments/1abcde.json", Reply.json(payload))
@@ -340,7 +380,9 @@ def test_post_author_and_subreddit_get_their_profiles_in_the_same_step(server, a
 
 def test_fresh_stored_profiles_are_not_fetched_again(server, anon):
     asked = []
-    options = GenerateOptions(profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or kind == "venues")
+    options = GenerateOptions(
+        profile_is_fresh=lambda kind, platform, key: asked.append((kind, platform, key)) or kind == "venues"
+    )
     group = anon.generate(POST, options, NOW).groups[0]
     assert asked == [("accounts", "rd", "moon_dev"), ("venues", "rd", "solana")]
     assert [c.path for c in server.calls() if "about" in c.path] == ["/user/moon_dev/about.json"]
@@ -348,7 +390,9 @@ def test_fresh_stored_profiles_are_not_fetched_again(server, anon):
 
 
 def test_suspended_author_is_recorded_unavailable_and_failed_profiles_stay_thin(server, anon):
-    server.route("GET", "/comments/2gone.json", Reply.json(fx.post_listing(id="2gone", author="gone_dev", subreddit="nosuchsub")))
+    server.route(
+        "GET", "/comments/2gone.json", Reply.json(fx.post_listing(id="2gone", author="gone_dev", subreddit="nosuchsub"))
+    )
     post = routed(SourceType.REDDIT_POST, "2gone", "https://reddit.com/r/nosuchsub/comments/2gone")
     group = anon.generate(post, OPTS, NOW).groups[0]
     assert (group.creator.platform_key, group.creator.unavailable) == ("gone_dev", True)

@@ -179,7 +179,9 @@ def test_a_hop_that_is_still_a_short_link_keeps_every_guard(server, transport):
     # Not final (still a short link), so it is requested: scheme, host and DNS guards all apply.
     server.clear()
     server.route("GET", "/abc", Reply.redirect("https://vm.tiktok.com/ZM1", 302))
-    resolver = make_resolver(transport, resolve_host=lambda host, port: PUBLIC if host == "t.co" else ["169.254.169.254"])
+    resolver = make_resolver(
+        transport, resolve_host=lambda host, port: PUBLIC if host == "t.co" else ["169.254.169.254"]
+    )
     try:
         with pytest.raises(TargetBlocked, match="non-public"):
             resolver.resolve("https://t.co/abc", is_final=lambda url: "tiktok" not in url and "t.co" not in url)
@@ -202,8 +204,18 @@ def test_short_link_to_a_website_ends_with_both_urls_on_one_row(fx, web_gen, ser
     assert (row["platform"], row["subtype"]) == ("web", "site")
 
 
-@pytest.mark.parametrize("addresses", [["127.0.0.1"], ["10.0.0.5"], ["169.254.169.254"], ["::1"],
-                                       ["::ffff:192.168.1.1"], ["104.244.42.1", "192.168.0.1"], ["0.0.0.0"]])
+@pytest.mark.parametrize(
+    "addresses",
+    [
+        ["127.0.0.1"],
+        ["10.0.0.5"],
+        ["169.254.169.254"],
+        ["::1"],
+        ["::ffff:192.168.1.1"],
+        ["104.244.42.1", "192.168.0.1"],
+        ["0.0.0.0"],
+    ],
+)
 def test_platform_host_resolving_to_a_private_address_is_refused_before_connecting(server, transport, addresses):
     server.clear()
     resolver = make_resolver(transport, resolve_host=lambda host, port: addresses)
@@ -247,14 +259,17 @@ def test_entry_url_is_checked_too(transport):
     assert transport.forwarded == []
 
 
-@pytest.mark.parametrize(("reply", "error"), [
-    (Reply.html("gone", status=404), TargetNotFound),
-    (Reply.html("gone", status=410), TargetNotFound),
-    (Reply.html("slow down", status=429), TransientProviderError),
-    (Reply.html("oops", status=500), TransientProviderError),
-    (Reply(status=302), TransientProviderError),  # no Location
-    (Reply.html("<meta http-equiv=refresh>", status=200), TransientProviderError),  # still a short link
-])
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply.html("gone", status=404), TargetNotFound),
+        (Reply.html("gone", status=410), TargetNotFound),
+        (Reply.html("slow down", status=429), TransientProviderError),
+        (Reply.html("oops", status=500), TransientProviderError),
+        (Reply(status=302), TransientProviderError),  # no Location
+        (Reply.html("<meta http-equiv=refresh>", status=200), TransientProviderError),  # still a short link
+    ],
+)
 def test_shortener_answers(fx, gen, server, reply, error):
     server.route("GET", "/s1", reply)
     with pytest.raises(error):
@@ -299,19 +314,45 @@ def test_delegate_verdict_propagates(fx, gen, server):
         gen.generate(t_co("gone"), OPTS, NOW)
 
 
-@pytest.mark.parametrize(("address", "public"), [
-    ("104.244.42.1", True), ("2606:4700::1111", True), ("127.0.0.1", False), ("10.1.2.3", False),
-    ("172.16.0.1", False), ("192.168.1.1", False), ("169.254.169.254", False), ("100.64.0.1", False),
-    ("0.0.0.0", False), ("224.0.0.1", False), ("::1", False), ("fe80::1%eth0", False), ("fc00::1", False),
-    ("::ffff:10.0.0.1", False), ("240.0.0.1", False), ("junk", False),
-])
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("104.244.42.1", True),
+        ("2606:4700::1111", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("::1", False),
+        ("fe80::1%eth0", False),
+        ("fc00::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("240.0.0.1", False),
+        ("junk", False),
+    ],
+)
 def test_public_address_table(address, public):
     assert is_public_address(address) is public
 
 
-@pytest.mark.parametrize(("host", "known"), [
-    ("t.co", True), ("vm.tiktok.com", True), ("www.reddit.com", True), ("redd.it", True), ("T.CO", True),
-    ("x.com.", True), ("evilx.com", False), ("x.com.evil.example", False), ("tco", False), ("example.com", False),
-])
+@pytest.mark.parametrize(
+    ("host", "known"),
+    [
+        ("t.co", True),
+        ("vm.tiktok.com", True),
+        ("www.reddit.com", True),
+        ("redd.it", True),
+        ("T.CO", True),
+        ("x.com.", True),
+        ("evilx.com", False),
+        ("x.com.evil.example", False),
+        ("tco", False),
+        ("example.com", False),
+    ],
+)
 def test_platform_host_table(host, known):
     assert is_platform_host(host) is known

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from socialrec_pipeline.domain.enums import ObjectKind
 from socialrec_pipeline.domain.errors import (
     OutOfCredit,
     ProviderError,
@@ -21,15 +22,13 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.tiktok import TikTokGenerator
+from socialrec_pipeline.providers.tiktok import ACCOUNT_METRICS, CONTENT_METRICS, TikTokGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
 from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.tiktok import ACCOUNT_METRICS, CONTENT_METRICS
 
 TOKEN = "apify-secret-token-XYZ"
 RUN_PATH = f"/v2/acts/{fx.TIKTOK_ACTOR}/run-sync-get-dataset-items"
@@ -94,7 +93,7 @@ def test_video_graph_exact(server, gen):
                     "subtype": "video",
                     "platform_key": "7350000000000000001",
                     "url": VIDEO_URL,
-                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+                    "published_at": datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
                     "text": {
                         "primary": "gm $MOON to the moon #solana #memecoin",
                         "body": None,
@@ -138,7 +137,7 @@ def test_slideshow_is_photo_and_epoch_fallback(server, gen):
     answer(server, [item])
     content = gen.generate(PHOTO, OPTS, NOW).groups[0].content
     assert content.subtype == "photo"
-    assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)
+    assert content.published_at == datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC)
     assert content.text.from_media is None
     assert content.data == {"musicId": "7300000000000000009", "musicName": "original sound - moonkol", "duration": 0}
 
@@ -178,15 +177,24 @@ ERROR_CASES = {
     "spending_cap_402": (fx.spending_cap(402), OutOfCredit),
     "spending_cap_400": (fx.spending_cap(400), OutOfCredit),
     "spending_cap_as_item": ([fx.error_item(fx.SPENDING_CAP_MESSAGE)], OutOfCredit),
-    "payment_required": (fx.api_error("Not enough usage to run paid actor", 402, "not-enough-usage-to-run-paid-actor"), OutOfCredit),
-    "forbidden_other": (fx.api_error("Insufficient permissions for the actor", 403, "insufficient-permissions"), ProviderKeyRejected),
+    "payment_required": (
+        fx.api_error("Not enough usage to run paid actor", 402, "not-enough-usage-to-run-paid-actor"),
+        OutOfCredit,
+    ),
+    "forbidden_other": (
+        fx.api_error("Insufficient permissions for the actor", 403, "insufficient-permissions"),
+        ProviderKeyRejected,
+    ),
     "bad_token": (fx.api_error("token not valid", 401, "token-not-valid"), ProviderKeyRejected),
     "actor_missing": (fx.api_error("Actor was not found", 404, "record-not-found"), TransientProviderError),
     "run_timeout_408": (fx.api_error("Run timed out", 408, "run-timeout-exceeded"), TransientProviderError),
     "rate_limited_429": (fx.api_error("Rate limit exceeded", 429, "rate-limit-exceeded"), TransientProviderError),
     "server_500": (Reply.json({"error": {"message": "boom"}}, status=500), TransientProviderError),
     "server_503_html": (Reply.html("<h1>503</h1>", status=503), TransientProviderError),
-    "malformed_json": (Reply(status=201, body=b'[{"id": "1",', headers={"Content-Type": "application/json"}), TransientProviderError),
+    "malformed_json": (
+        Reply(status=201, body=b'[{"id": "1",', headers={"Content-Type": "application/json"}),
+        TransientProviderError,
+    ),
     "html_not_json": (Reply.html("<html><body>Apify</body></html>", status=200), TransientProviderError),
     "object_not_array": (Reply.json({"items": []}), TransientProviderError),
     "array_of_non_objects": (Reply.json(["x", 1]), TransientProviderError),
@@ -221,13 +229,32 @@ def test_httpx_request_log_does_not_carry_token(server, gen, caplog):
 
 # Mutilated payloads: whatever a field holds, the answer is a graph or a typed ProviderError.
 MUTATIONS: list[tuple[str, Any]] = [
-    ("id", None), ("id", {}), ("id", True), ("id", ""), ("authorMeta", None), ("authorMeta", "x"),
-    ("authorMeta", {"id": None, "fans": "many"}), ("authorMeta", {"id": [], "bioLink": {"link": 5}}),
-    ("hashtags", "solana"), ("hashtags", True), ("hashtags", 7), ("hashtags", [None, 1, {"name": None}]), ("createTimeISO", 5),
-    ("createTimeISO", "yesterday"), ("createTime", "NaN"), ("createTime", 1e30), ("videoMeta", []),
-    ("videoMeta", {"subtitleLinks": "x"}), ("videoMeta", {"subtitleLinks": [None, {"downloadLink": 3}]}),
-    ("musicMeta", 3), ("musicMeta", {"musicId": None}), ("playCount", "abc"), ("diggCount", -1),
-    ("text", 5), ("mentions", [{"id": 1}, "@x", None]), ("isSlideshow", "yes"),
+    ("id", None),
+    ("id", {}),
+    ("id", True),
+    ("id", ""),
+    ("authorMeta", None),
+    ("authorMeta", "x"),
+    ("authorMeta", {"id": None, "fans": "many"}),
+    ("authorMeta", {"id": [], "bioLink": {"link": 5}}),
+    ("hashtags", "solana"),
+    ("hashtags", True),
+    ("hashtags", 7),
+    ("hashtags", [None, 1, {"name": None}]),
+    ("createTimeISO", 5),
+    ("createTimeISO", "yesterday"),
+    ("createTime", "NaN"),
+    ("createTime", 1e30),
+    ("videoMeta", []),
+    ("videoMeta", {"subtitleLinks": "x"}),
+    ("videoMeta", {"subtitleLinks": [None, {"downloadLink": 3}]}),
+    ("musicMeta", 3),
+    ("musicMeta", {"musicId": None}),
+    ("playCount", "abc"),
+    ("diggCount", -1),
+    ("text", 5),
+    ("mentions", [{"id": 1}, "@x", None]),
+    ("isSlideshow", "yes"),
 ]
 
 
@@ -287,7 +314,9 @@ def test_urls_in_the_video_text_reach_links(server, gen):
 
 def test_a_link_in_the_text_to_the_video_itself_is_not_outbound(server, gen):
     # Its own share link, spelled differently (www, query, trailing slash), and "" as absent.
-    text = "new vid https://www.tiktok.com/@moonkol/video/7350000000000000001/?is_from_webapp=1 CA https://moon.example/ca"
+    text = (
+        "new vid https://www.tiktok.com/@moonkol/video/7350000000000000001/?is_from_webapp=1 CA https://moon.example/ca"
+    )
     answer(server, [fx.tiktok_video_item(text=text, musicMeta={"musicId": "", "musicName": ""})])
     content = gen.generate(VIDEO, OPTS, NOW).groups[0].content
     assert content.links == ["https://moon.example/ca"]

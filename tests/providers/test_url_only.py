@@ -44,7 +44,12 @@ def _content(**fields) -> dict:
 
 def test_protocol_and_registered_types():
     assert isinstance(GEN, Generator) and GEN.makes_external_calls is False
-    assert GEN.source_types == {SourceType.X_SEARCH, SourceType.TIKTOK_SEARCH, SourceType.REDDIT_SEARCH, SourceType.X_INTENT}
+    assert GEN.source_types == {
+        SourceType.X_SEARCH,
+        SourceType.TIKTOK_SEARCH,
+        SourceType.REDDIT_SEARCH,
+        SourceType.X_INTENT,
+    }
 
 
 @pytest.mark.parametrize(
@@ -52,7 +57,13 @@ def test_protocol_and_registered_types():
     [
         (SourceType.X_SEARCH, "https://x.com/search?q=%24MOON", "x", "$MOON", {}),
         (SourceType.TIKTOK_SEARCH, "https://tiktok.com/search?q=moon%20coin", "tt", "moon coin", {}),
-        (SourceType.REDDIT_SEARCH, "https://reddit.com/r/solana/search?q=moon&restrict_sr=1", "rd", "moon", {"subreddit": "solana"}),
+        (
+            SourceType.REDDIT_SEARCH,
+            "https://reddit.com/r/solana/search?q=moon&restrict_sr=1",
+            "rd",
+            "moon",
+            {"subreddit": "solana"},
+        ),
         (SourceType.REDDIT_SEARCH, "https://reddit.com/search?q=moon", "rd", "moon", {}),
     ],
 )
@@ -62,10 +73,18 @@ def test_search_graph_exact(source_type, url, platform, query, data):
         "root_ref": "root",
         "groups": [
             {
-                "ref": "root", "parent_ref": None, "parent_relation": None, "creator": None, "venue": None,
+                "ref": "root",
+                "parent_ref": None,
+                "parent_relation": None,
+                "creator": None,
+                "venue": None,
                 "content": _content(
-                    platform=platform, subtype="search", platform_key=query, url=url,
-                    text={"primary": query, "body": None, "from_media": None}, data=data,
+                    platform=platform,
+                    subtype="search",
+                    platform_key=query,
+                    url=url,
+                    text={"primary": query, "body": None, "from_media": None},
+                    data=data,
                 ),
             }
         ],
@@ -82,9 +101,13 @@ def test_tweet_intent_exact():
     url = "https://x.com/intent/tweet?hashtags=solana%2Cmoon&text=Buy%20%24MOON&url=https%3A%2F%2Fmoon.example&via=moonkol"
     content = GEN.generate(routed(SourceType.X_INTENT, "tweet?…", url), OPTS, NOW).groups[0].content
     assert content.model_dump() == _content(
-        platform="x", subtype="intent", platform_key=url, url=url,
+        platform="x",
+        subtype="intent",
+        platform_key=url,
+        url=url,
         text={"primary": "Buy $MOON", "body": None, "from_media": None},
-        links=["https://moon.example"], tags=["solana", "moon"],
+        links=["https://moon.example"],
+        tags=["solana", "moon"],
         data={"intent": "tweet", "via": "moonkol"},
     )
 
@@ -135,12 +158,24 @@ def test_unsupported_types_stay_unregistered():
 
     apify = ApifyClient("http://127.0.0.1:9", "t")
     registry = GeneratorRegistry(  # also proves the five generators never claim one type twice
-        [GEN, TikTokGenerator(apify), InstagramGenerator(apify), RedditGenerator(RedditClient("http://127.0.0.1:9")), WebGenerator()]
+        [
+            GEN,
+            TikTokGenerator(apify),
+            InstagramGenerator(apify),
+            RedditGenerator(RedditClient("http://127.0.0.1:9")),
+            WebGenerator(),
+        ]
     )
     for source_type in (
-        SourceType.X_UNKNOWN, SourceType.TIKTOK_UNKNOWN, SourceType.INSTAGRAM_UNKNOWN,
-        SourceType.YOUTUBE_UNKNOWN, SourceType.REDDIT_UNKNOWN, SourceType.GITHUB_UNKNOWN,
-        SourceType.TELEGRAM_UNKNOWN, SourceType.DISCORD_INVITE, SourceType.TELEGRAM_POST,
+        SourceType.X_UNKNOWN,
+        SourceType.TIKTOK_UNKNOWN,
+        SourceType.INSTAGRAM_UNKNOWN,
+        SourceType.YOUTUBE_UNKNOWN,
+        SourceType.REDDIT_UNKNOWN,
+        SourceType.GITHUB_UNKNOWN,
+        SourceType.TELEGRAM_UNKNOWN,
+        SourceType.DISCORD_INVITE,
+        SourceType.TELEGRAM_POST,
         SourceType.INSTAGRAM_STORY,
     ):
         assert registry.for_source_type(source_type) is None

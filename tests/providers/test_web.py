@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -85,7 +85,7 @@ def test_keyed_enrichment_exact(server, keyed):
                 "country": "US",
                 "title": "MOON - the memecoin",
                 "asn": "AS13335",
-                "task_time": datetime(2024, 12, 10, 7, 5, tzinfo=timezone.utc),
+                "task_time": datetime(2024, 12, 10, 7, 5, tzinfo=UTC),
                 # urlscan's `_id` under urlscan's own name for a scan: a stored name ending in
                 # `_id` is always an ObjectId we issued (SPEC §4), and this one is a uuid string
                 "uuid": "0195c0de-0000-7000-8000-00000000abcd",

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from socialrec_pipeline.domain.enums import ParentRelation, Platform, VenueSubtype
+from socialrec_pipeline.domain.enums import ObjectKind, ParentRelation, Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
     OutOfCredit,
-    ProviderKeyRejected,
     ProviderError,
+    ProviderKeyRejected,
     TargetNotFound,
     TransientProviderError,
 )
@@ -26,15 +26,20 @@ from socialrec_pipeline.domain.graph import (
     VenueDraft,
 )
 from socialrec_pipeline.providers.base import GenerateOptions, Generator
-from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator, parse_legacy_date
+from socialrec_pipeline.providers.x import (
+    COMMUNITY_METRICS,
+    TWEET_METRICS,
+    USER_METRICS,
+    TwitterApiClient,
+    XGenerator,
+    parse_legacy_date,
+)
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import x as xfix
 from tests.providers import NOW, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.x import COMMUNITY_METRICS, TWEET_METRICS, USER_METRICS
 
 OPTS = GenerateOptions(enable_community=True)
 KEY = "sekrit-key-123"
@@ -64,7 +69,7 @@ def kolguy_account(**overrides) -> AccountDraft:
         handle="kolguy",
         display_name="Kol Guy",
         bio="calls only. BNB: 0x0Ae024D3C20",
-        account_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+        account_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
         links=["https://kol.guy/", "https://t.me/kolchat"],
         followers=120_500,
         unavailable=False,
@@ -76,8 +81,8 @@ def kolguy_account(**overrides) -> AccountDraft:
     return AccountDraft(**fields)
 
 
-TWEET_METRICS = {"viewCount": 20_000, "likeCount": 150, "retweetCount": 12, "replyCount": 3,
-                 "quoteCount": 2, "bookmarkCount": 7}
+TWEET_METRIC_VALUES = {"viewCount": 20_000, "likeCount": 150, "retweetCount": 12, "replyCount": 3,
+                       "quoteCount": 2, "bookmarkCount": 7}
 
 
 def test_generator_satisfies_protocol(gen):
@@ -91,13 +96,13 @@ def test_quote_tweet_graph_is_exact(fx, gen, server):
     original_author = AccountDraft(
         platform=Platform.X, platform_key="2002", handle="dev_anon", display_name="Dev Anon",
         bio="calls only. BNB: 0x0Ae024D3C20",
-        account_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc),
+        account_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC),
         links=["https://kol.guy/", "https://t.me/kolchat"], followers=900, unavailable=False,
         metrics={"followers": 900, "following": 321, "statusesCount": 9_876, "favouritesCount": 4_321,
                  "mediaCount": 210},
         data={"isBlueVerified": True, "source_ref": "tweet"},
     )
-    published = datetime(2024, 12, 11, 15, 30, tzinfo=timezone.utc)
+    published = datetime(2024, 12, 11, 15, 30, tzinfo=UTC)
     expected = SocialObjectGraph(
         root_ref="tweet:1866000000000000001",
         groups=[
@@ -110,7 +115,7 @@ def test_quote_tweet_graph_is_exact(fx, gen, server):
                     text=ContentText(primary="gm $PUMP is live https://t.co/xyz #solana @friend"),
                     links=["https://pump.fun/abc"], tags=["solana"],
                     mentions=[Mention(platform_key="1001", screen_name="friend")],
-                    metrics=TWEET_METRICS,
+                    metrics=TWEET_METRIC_VALUES,
                     data={"conversationId": "1866000000000000001", "isReply": False, "lang": "en"},
                 ),
                 parent_ref="tweet:1865000000000000000",
@@ -125,7 +130,7 @@ def test_quote_tweet_graph_is_exact(fx, gen, server):
                     text=ContentText(primary="launching soon"),
                     links=["https://pump.fun/abc"], tags=["solana"],
                     mentions=[Mention(platform_key="1001", screen_name="friend")],
-                    metrics=TWEET_METRICS,
+                    metrics=TWEET_METRIC_VALUES,
                     data={"conversationId": "1865000000000000000", "isReply": False, "lang": "en"},
                 ),
             ),
@@ -186,7 +191,7 @@ def test_community_graph_is_exact(fx, gen, server):
     venue = VenueDraft(
         platform=Platform.X, subtype=VenueSubtype.COMMUNITY, platform_key="1790000000000000042",
         name="PUMP holders", description="official community",
-        venue_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc), members=1_234,
+        venue_created_at=datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC), members=1_234,
         metrics={"member_count": 1_234, "moderator_count": 3},
         data={"join_policy": "Open", "rules": ["No spam"], "adminHandle": "pumpadmin"},
     )
@@ -199,8 +204,8 @@ def test_community_graph_is_exact(fx, gen, server):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Tue Dec 10 07:00:30 +0000 2024", datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)),
-        ("Tue Dec 10 09:00:30 +0200 2024", datetime(2024, 12, 10, 7, 0, 30, tzinfo=timezone.utc)),
+        ("Tue Dec 10 07:00:30 +0000 2024", datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC)),
+        ("Tue Dec 10 09:00:30 +0200 2024", datetime(2024, 12, 10, 7, 0, 30, tzinfo=UTC)),
         ("2024-12-10T07:00:30Z", None),
         ("Tue Foo 10 07:00:30 +0000 2024", None),
         (None, None),

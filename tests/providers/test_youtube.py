@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.errors import (
     ProviderError,
     ProviderKeyRejected,
@@ -16,14 +16,12 @@ from socialrec_pipeline.domain.errors import (
 )
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.base import Generator
-from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
+from socialrec_pipeline.providers.youtube import CHANNEL_METRICS, VIDEO_METRICS, YouTubeClient, YouTubeGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import youtube as ytfix
 from tests.providers import NOW, OPTS, make_routed, mutilations, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
-from socialrec_pipeline.domain.enums import ObjectKind
-from socialrec_pipeline.providers.youtube import CHANNEL_METRICS, VIDEO_METRICS
 
 KEY = "AIza-sekrit"
 VIDEO, SHORT, CHANNEL = SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL
@@ -45,7 +43,7 @@ def gen(server):
 
 CHANNEL_ACCOUNT = AccountDraft(
     platform=Platform.YOUTUBE, platform_key=CID, handle="pumpchannel", display_name="Pump Channel",
-    bio="daily calls", account_created_at=datetime(2019, 5, 1, 12, 34, 56, 789000, tzinfo=timezone.utc),
+    bio="daily calls", account_created_at=datetime(2019, 5, 1, 12, 34, 56, 789000, tzinfo=UTC),
     followers=12_300, metrics={"subscriberCount": 12_300, "videoCount": 88, "viewCount": 987_654},
     data={"hiddenSubscriberCount": False, "customUrl": "@pumpchannel"},
 )
@@ -63,34 +61,52 @@ def test_video_graph_is_exact(fx, gen, server, source_type):
         ref="video:dQw4w9WgXcQ",
         creator=CHANNEL_ACCOUNT,
         content=ContentDraft(
-            platform=Platform.YOUTUBE, subtype="video", platform_key="dQw4w9WgXcQ",
-            url=("https://youtube.com/shorts/dQw4w9WgXcQ" if source_type is SHORT
-                 else "https://youtube.com/watch?v=dQw4w9WgXcQ"),
-            published_at=datetime(2024, 12, 9, 18, tzinfo=timezone.utc),
+            platform=Platform.YOUTUBE,
+            subtype="video",
+            platform_key="dQw4w9WgXcQ",
+            url=(
+                "https://youtube.com/shorts/dQw4w9WgXcQ"
+                if source_type is SHORT
+                else "https://youtube.com/watch?v=dQw4w9WgXcQ"
+            ),
+            published_at=datetime(2024, 12, 9, 18, tzinfo=UTC),
             text=ContentText(primary="PUMP launch stream", body="CA: 7xKX...pump\nhttps://pump.fun/abc"),
-            links=["https://pump.fun/abc"], tags=["solana", "pump"], metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
+            links=["https://pump.fun/abc"],
+            tags=["solana", "pump"],
+            metrics={"viewCount": 15_234, "likeCount": 321, "commentCount": 45},
             data={"categoryId": "22", "liveBroadcastContent": "none"},
         ),
     )
     assert graph == SocialObjectGraph.single(expected)
     video_call, channel_call = server.calls()[-2:]
     assert (video_call.path, video_call.param("id"), video_call.param("part"), video_call.param("key")) == (
-        "/videos", "dQw4w9WgXcQ", "snippet,statistics", KEY)
+        "/videos",
+        "dQw4w9WgXcQ",
+        "snippet,statistics",
+        KEY,
+    )
     assert (channel_call.path, channel_call.param("id")) == ("/channels", CID)
 
 
 def test_video_whose_channel_is_gone_keeps_a_minimal_creator(fx, gen):
     fx.videos["orphan"] = ytfix.video("orphan", channel_id="UCgonegonegonegonegone00")
     creator = gen.generate(make_routed(VIDEO, "orphan"), OPTS, NOW).groups[0].creator
-    assert creator == AccountDraft(platform=Platform.YOUTUBE, platform_key="UCgonegonegonegonegone00",
-                                   display_name="Pump Channel", data={"source_ref": "video"})
+    assert creator == AccountDraft(
+        platform=Platform.YOUTUBE,
+        platform_key="UCgonegonegonegonegone00",
+        display_name="Pump Channel",
+        data={"source_ref": "video"},
+    )
 
 
-@pytest.mark.parametrize(("key", "url", "param"), [
-    ("c/pumpchannel", "https://youtube.com/c/pumpchannel", ("forHandle", "@pumpchannel")),
-    ("@pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
-    (CID, f"https://youtube.com/channel/{CID}", ("id", CID)),
-])
+@pytest.mark.parametrize(
+    ("key", "url", "param"),
+    [
+        ("c/pumpchannel", "https://youtube.com/c/pumpchannel", ("forHandle", "@pumpchannel")),
+        ("@pumpchannel", "https://youtube.com/@pumpchannel", ("forHandle", "@pumpchannel")),
+        (CID, f"https://youtube.com/channel/{CID}", ("id", CID)),
+    ],
+)
 def test_channel_graph_is_exact(fx, gen, server, key, url, param):
     graph = gen.generate(make_routed(CHANNEL, key, url), OPTS, NOW)
     assert graph == SocialObjectGraph.single(GraphGroup(ref=f"account:{CID}", creator=CHANNEL_ACCOUNT))
@@ -123,19 +139,25 @@ def test_total_results_zero_with_items_key_is_not_found(server, gen):
         gen.generate(make_routed(VIDEO, "x"), OPTS, NOW)
 
 
-@pytest.mark.parametrize(("reply", "error"), [
-    (ytfix.quota_exceeded(), ProviderQuotaExceeded),
-    (Reply.json({"error": {"code": 403, "errors": [{"reason": "forbidden"}]}}, status=403), ProviderKeyRejected),
-    (Reply.json({"error": {"code": 400, "errors": [{"reason": "keyInvalid"}]}}, status=400), ProviderKeyRejected),
-    (Reply.json({"error": {"code": 429, "errors": [{"reason": "rateLimitExceeded"}]}}, status=429), TransientProviderError),
-    (Reply.json({"error": {"code": 404, "errors": [{"reason": "notFound"}]}}, status=404), TransientProviderError),
-    (Reply.json({"error": {"code": 500}}, status=500), TransientProviderError),
-    (Reply.html("<html>503</html>", status=503), TransientProviderError),
-    (Reply(status=200, body=b'{"items": [', headers={"Content-Type": "application/json"}), TransientProviderError),
-    (Reply.html("<html>consent</html>"), TransientProviderError),
-    (Reply.json({"items": {"id": "x"}}), TransientProviderError),
-    (Reply.json(None), TransientProviderError),
-])
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (ytfix.quota_exceeded(), ProviderQuotaExceeded),
+        (Reply.json({"error": {"code": 403, "errors": [{"reason": "forbidden"}]}}, status=403), ProviderKeyRejected),
+        (Reply.json({"error": {"code": 400, "errors": [{"reason": "keyInvalid"}]}}, status=400), ProviderKeyRejected),
+        (
+            Reply.json({"error": {"code": 429, "errors": [{"reason": "rateLimitExceeded"}]}}, status=429),
+            TransientProviderError,
+        ),
+        (Reply.json({"error": {"code": 404, "errors": [{"reason": "notFound"}]}}, status=404), TransientProviderError),
+        (Reply.json({"error": {"code": 500}}, status=500), TransientProviderError),
+        (Reply.html("<html>503</html>", status=503), TransientProviderError),
+        (Reply(status=200, body=b'{"items": [', headers={"Content-Type": "application/json"}), TransientProviderError),
+        (Reply.html("<html>consent</html>"), TransientProviderError),
+        (Reply.json({"items": {"id": "x"}}), TransientProviderError),
+        (Reply.json(None), TransientProviderError),
+    ],
+)
 @pytest.mark.parametrize(("source_type", "path"), [(VIDEO, "/videos"), (CHANNEL, "/channels")])
 def test_error_shapes(server, gen, source_type, path, reply, error):
     server.clear()
@@ -163,10 +185,13 @@ def test_timeout_is_transient_and_key_stays_out_of_messages(server):
     client.close()
 
 
-@pytest.mark.parametrize(("source_type", "path", "payload"), [
-    (VIDEO, "/videos", ytfix.listing("video", [ytfix.video()])),
-    (CHANNEL, "/channels", ytfix.listing("channel", [ytfix.channel()])),
-])
+@pytest.mark.parametrize(
+    ("source_type", "path", "payload"),
+    [
+        (VIDEO, "/videos", ytfix.listing("video", [ytfix.video()])),
+        (CHANNEL, "/channels", ytfix.listing("channel", [ytfix.channel()])),
+    ],
+)
 def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload):
     server.clear()
     ytfix.demo_fixtures().register(server)
@@ -193,9 +218,10 @@ def test_mutilated_payloads_never_crash(server, gen, source_type, path, payload)
 
 
 def test_outbound_links_in_the_description_are_the_video_links(fx, gen):
-    """`links[]` holds the outbound links of the body (seed 000 §1.3), and a video's body is its
+    """`links[]` holds the outbound links of the body, and a video's body is its
     description — the place a drainer or a contract link is posted. Each distinct URL once."""
     fx.videos["linky"] = ytfix.video(
-        "linky", description="buy: https://pump.fun/coin/ABC (ca)\nhttps://t.me/pumpchat, https://pump.fun/coin/ABC")
+        "linky", description="buy: https://pump.fun/coin/ABC (ca)\nhttps://t.me/pumpchat, https://pump.fun/coin/ABC"
+    )
     content = gen.generate(make_routed(VIDEO, "linky"), OPTS, NOW).groups[0].content
     assert content.links == ["https://pump.fun/coin/ABC", "https://t.me/pumpchat"]

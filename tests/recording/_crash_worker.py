@@ -16,7 +16,6 @@ from socialrec_pipeline.recording.soltracker import SolTrackerClient
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import open_client, open_database
-
 from tests.recording.graphs import FixedGenerator
 from tests.recording.harness import tweet_graph
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import redis as redis_lib
@@ -43,7 +43,7 @@ class Clock:
     """A controllable UTC clock."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+        self.now = start or datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.now

@@ -26,7 +26,9 @@ def tweet_graph(routed) -> SocialObjectGraph:
 
 def site_graph(routed) -> SocialObjectGraph:
     return SocialObjectGraph.single(
-        GraphGroup(ref="s", content=ContentDraft(platform=Platform.WEB, subtype=ContentSubtype.SITE, url=routed.canonical_url))
+        GraphGroup(
+            ref="s", content=ContentDraft(platform=Platform.WEB, subtype=ContentSubtype.SITE, url=routed.canonical_url)
+        )
     )
 
 
@@ -60,5 +62,7 @@ def build(store, redis_client, clock=None, generators=None, settings=None, timeo
     locks = TokenLocks(redis_client, ttl_s=(settings or RecordingSettings()).lock_ttl_s, prefix=ns + "social-record:")
     unknown = UnknownTokenCache(redis_client, ttl_s=300, prefix=ns + "unknown:")
     gens = default_generators() if generators is None else generators
-    recorder = TokenRecorder(store, client, locks, unknown, GeneratorRegistry(gens), settings or RecordingSettings(), clock)
+    recorder = TokenRecorder(
+        store, client, locks, unknown, GeneratorRegistry(gens), settings or RecordingSettings(), clock
+    )
     return Harness(server, upstream, client, locks, unknown, recorder, gens)

@@ -4,14 +4,13 @@ resolved target (gate, paid slot, credit guard), on the recording and the metric
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.providers.shortlinks import ShortLinkGenerator
 from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -44,9 +43,16 @@ class CountingSlots:
 
 
 def video_graph(routed) -> SocialObjectGraph:
-    creator = AccountDraft(platform=Platform.TIKTOK, platform_key="6800000000000000042", handle="moonkol", metrics={"fans": 10})
-    content = ContentDraft(platform=Platform.TIKTOK, subtype=ContentSubtype.VIDEO, platform_key=routed.source_key,
-                           url=routed.canonical_url, metrics={"playCount": 5})
+    creator = AccountDraft(
+        platform=Platform.TIKTOK, platform_key="6800000000000000042", handle="moonkol", metrics={"fans": 10}
+    )
+    content = ContentDraft(
+        platform=Platform.TIKTOK,
+        subtype=ContentSubtype.VIDEO,
+        platform_key=routed.source_key,
+        url=routed.canonical_url,
+        metrics={"playCount": 5},
+    )
     return SocialObjectGraph.single(GraphGroup(ref="v", creator=creator, content=content))
 
 
@@ -54,7 +60,9 @@ def video_graph(routed) -> SocialObjectGraph:
 def env(store, redis_client):
     slots = CountingSlots()
     calls_inside: list[bool] = []
-    tiktok = FixedGenerator({SourceType.TIKTOK_VIDEO}, build=lambda r: calls_inside.append(slots.inside) or video_graph(r))
+    tiktok = FixedGenerator(
+        {SourceType.TIKTOK_VIDEO}, build=lambda r: calls_inside.append(slots.inside) or video_graph(r)
+    )
     h = harness.build(store, redis_client, generators=[tiktok], settings=RecordingSettings(enable_paid=True))
     register_short_link(h.server, "/TkVid01", VIDEO)
     resolver = loopback_resolver(h.server.url)
@@ -68,7 +76,9 @@ def env(store, redis_client):
 def test_a_short_link_to_a_paid_target_is_called_inside_a_paid_slot(env, store, address):
     h, tiktok, slots, calls_inside = env
     h.upstream.put(upstream_token(address, twitter="https://t.co/TkVid01"))
-    result = h.recorder.record_token(TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6}), owner="w")
+    result = h.recorder.record_token(
+        TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6}), owner="w"
+    )
     assert result.statuses == {"ok": 1}
     assert tiktok.calls == ["https://tiktok.com/@moonkol/video/7350000000000000001"]
     assert slots.held == tiktok.calls and calls_inside == [True]
@@ -77,11 +87,13 @@ def test_a_short_link_to_a_paid_target_is_called_inside_a_paid_slot(env, store, 
 def test_metric_refresh_of_a_short_link_takes_the_same_path(env, store, address, clock):
     h, tiktok, slots, calls_inside = env
     h.upstream.put(upstream_token(address, twitter="https://t.co/TkVid01"))
-    h.recorder.record_token(TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6}), owner="w")
+    h.recorder.record_token(
+        TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6}), owner="w"
+    )
     slots.held.clear()
     calls_inside.clear()
     h.recorder.credit_guard.mark_exhausted("test")
-    later = datetime.now(timezone.utc) + timedelta(hours=2)  # past the minimum interval between points
+    later = datetime.now(UTC) + timedelta(hours=2)  # past the minimum interval between points
     result = MetricRefreshService(store, h.recorder, clock=lambda: later).run(timedelta(days=1), budget=10)
     assert len(tiktok.calls) == 1 and slots.held == []  # held back by the guard: no slot, no call
     assert result.skipped["credit_exhausted"] == 1

@@ -3,7 +3,7 @@ classified by what can fix them (our key, our quota, the target)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -25,7 +25,7 @@ from . import harness
 from .conftest import make_address
 from .graphs import RaisingGenerator
 
-OLD = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
+OLD = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 
 
 @pytest.fixture

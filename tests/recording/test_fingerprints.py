@@ -1,4 +1,4 @@
-"""tokens.fingerprints carries `domain:{apex}` of the token's website (seed 000 §1.9/§1.11)."""
+"""tokens.fingerprints carries `domain:{apex}` of the token's website (SPEC §4)."""
 
 from __future__ import annotations
 

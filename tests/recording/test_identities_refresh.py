@@ -56,7 +56,9 @@ def test_a_stub_owner_is_completed_by_a_later_full_profile_field_by_field(world,
     assert first.urls[0].status == FetchStatus.OK
     stub = store.db.accounts.find_one({"platform": "gh", "platform_key": "pumpdev"})
     assert stub["data"] == {"source_ref": "repo", "id": 700_002, "account_type": "User"}
-    assert "bio" not in stub and stub["known_wallets"] == [] and stub["metrics"] == {} and stub["declared_handles"] == []
+    assert (
+        "bio" not in stub and stub["known_wallets"] == [] and stub["metrics"] == {} and stub["declared_handles"] == []
+    )
     repo = store.db.contents.find_one({"platform_key": "pumpdev/pump-sdk"})
     assert repo["creator_id"] == stub["_id"]
 
@@ -133,7 +135,11 @@ def test_metric_refresh_refreshes_the_accounts_it_re_observes(world, store, cloc
     assert result.generator_calls == 1
     row = store.accounts.find_by_platform_key(Platform.GITHUB, "pumpdev")
     assert (row.bio, row.metrics.followers, row.known_wallets, row.observed_at) == (
-        f"new CA {SOL}", 90, [SOL], clock.now.replace(microsecond=clock.now.microsecond // 1000 * 1000))
+        f"new CA {SOL}",
+        90,
+        [SOL],
+        clock.now.replace(microsecond=clock.now.microsecond // 1000 * 1000),
+    )
 
 
 def test_suspension_flags_the_row_the_answer_names_whatever_the_url_case(world, store, clock):

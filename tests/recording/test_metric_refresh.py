@@ -141,7 +141,8 @@ class _Views:
 def _record(env, clock, i: int, **socials) -> str:
     address = make_address(900 + i)
     env.upstream.put(upstream_token(address, **socials))
-    env.recorder.record_token(TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6}), owner="w")
+    event = TokenFlowEvent.model_validate({"tokenAddress": address, "totalInvestedAlphaFinders": 6})
+    env.recorder.record_token(event, owner="w")
     return address
 
 
@@ -152,7 +153,9 @@ def _points(store, url_key: str) -> int:
 
 def test_back_to_back_runs_respect_the_minimum_interval_between_points(store, redis_client, clock):
     views = _Views()
-    env = harness.build(store, redis_client, clock, generators=[views], settings=RecordingSettings(metric_min_interval_minutes=60))
+    env = harness.build(
+        store, redis_client, clock, generators=[views], settings=RecordingSettings(metric_min_interval_minutes=60)
+    )
     try:
         _record(env, clock, 1, twitter="https://x.com/a/status/1")
         service = MetricRefreshService(store, env.recorder, clock=clock)

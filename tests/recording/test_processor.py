@@ -59,14 +59,22 @@ def test_records_every_url_and_writes_the_marker(h, store, address):
     assert set(by_field) == {"website", "twitter", "telegram"}
     tw = by_field["twitter"]
     assert (tw.url, tw.raw_url, tw.source_type, tw.source_key, tw.platform, tw.subtype, tw.status, tw.attempts) == (
-        "https://x.com/popcat/status/123", "https://twitter.com/popcat/status/123?s=20", "x_tweet", "123", "x", "tweet", "ok", 1)
+        "https://x.com/popcat/status/123",
+        "https://twitter.com/popcat/status/123?s=20",
+        "x_tweet",
+        "123",
+        "x",
+        "tweet",
+        "ok",
+        1,
+    )
     assert by_field["website"].status == "ok" and by_field["website"].attempts == 0  # no external call
     assert by_field["telegram"].status == "unsupported" and by_field["telegram"].attempts == 0
     assert token.symbol == "POP"
     assert token.first_transfer_at.isoformat() == "2026-11-29T21:14:03.512000+00:00"
     assert token.discovered_at == h.recorder.clock()
     links = store.links.find_by_token(address)
-    assert {l.source_url for l in links} == {"https://x.com/popcat/status/123", "https://popcat.example"}
+    assert {link.source_url for link in links} == {"https://x.com/popcat/status/123", "https://popcat.example"}
     assert h.locks.owner_of(address) is None  # released
     # Idempotent: the next event finds the marker and asks nobody.
     again = h.recorder.record_token(event(address), owner="w2")
@@ -133,9 +141,11 @@ def test_upstream_failure_leaves_no_marker_and_does_not_raise(h, store, address,
 def test_upstream_timeout_is_upstream_failed(store, redis_client, address):
     env = harness.build(store, redis_client, timeout_s=0.3)
     try:
+
         def slow(request):
             time.sleep(1.0)
             return Reply.json({})
+
         env.server.route("GET", f"/api/v1/tokens/{address}", slow)
         result = env.recorder.record_token(event(address), owner="w")
         assert result.outcome is RecordOutcome.UPSTREAM_FAILED and "timed out" in result.reason
@@ -172,20 +182,33 @@ def test_unroutable_text_is_stripped_before_it_becomes_the_dedup_key(h, store, a
 def test_one_failing_url_never_stops_the_others(store, redis_client, address):
     gens = [
         RaisingGenerator({SourceType.X_TWEET}, TargetNotFound("deleted tweet")),
-        FixedGenerator({SourceType.WEBSITE}, graph=SocialObjectGraph(root_ref="missing", groups=[GraphGroup(ref="a")]), external=False),
+        FixedGenerator(
+            {SourceType.WEBSITE},
+            graph=SocialObjectGraph(root_ref="missing", groups=[GraphGroup(ref="a")]),
+            external=False,
+        ),
         RaisingGenerator({SourceType.TELEGRAM_CHANNEL}, RuntimeError("generator bug")),
         RaisingGenerator({SourceType.GITHUB_REPO}, TransientProviderError("timeout", external_call_made=True)),
     ]
     env = harness.build(store, redis_client, generators=gens)
     try:
-        env.upstream.put(upstream_token(address, website="https://site.example", twitter="https://x.com/a/status/9",
-                                        telegram="https://t.me/chan", discord="https://github.com/o/r"))
+        env.upstream.put(
+            upstream_token(
+                address,
+                website="https://site.example",
+                twitter="https://x.com/a/status/9",
+                telegram="https://t.me/chan",
+                discord="https://github.com/o/r",
+            )
+        )
         result = env.recorder.record_token(event(address), owner="w")
         assert result.outcome is RecordOutcome.RECORDED
         records = {u.source_field: (u.status, u.attempts) for u in store.tokens.find_by_address(address).social_urls}
         assert records == {
-            "twitter": ("not_found", 1), "website": ("invalid", 0),
-            "telegram": ("error", 1), "discord": ("error", 1),
+            "twitter": ("not_found", 1),
+            "website": ("invalid", 0),
+            "telegram": ("error", 1),
+            "discord": ("error", 1),
         }
         assert store.db.contents.count_documents({}) == 0
     finally:
@@ -208,11 +231,21 @@ def test_paid_off_is_skipped_without_a_call(store, redis_client, address):
 def test_out_of_credit_skips_the_remaining_paid_urls_of_the_token(store, redis_client, address):
     tiktok = RaisingGenerator({SourceType.TIKTOK_PROFILE}, OutOfCredit("credit spent"))
     instagram = FixedGenerator({SourceType.INSTAGRAM_PROFILE}, graph=None)
-    env = harness.build(store, redis_client, generators=[tiktok, instagram, *harness.default_generators()],
-                        settings=RecordingSettings(enable_paid=True))
+    env = harness.build(
+        store,
+        redis_client,
+        generators=[tiktok, instagram, *harness.default_generators()],
+        settings=RecordingSettings(enable_paid=True),
+    )
     try:
-        env.upstream.put(upstream_token(address, website="https://www.tiktok.com/@one", twitter="https://instagram.com/two",
-                                        telegram="https://x.com/a/status/5"))
+        env.upstream.put(
+            upstream_token(
+                address,
+                website="https://www.tiktok.com/@one",
+                twitter="https://instagram.com/two",
+                telegram="https://x.com/a/status/5",
+            )
+        )
         env.recorder.record_token(event(address), owner="w")
         records = {u.source_field: (u.status, u.attempts) for u in store.tokens.find_by_address(address).social_urls}
         assert records == {"website": ("skipped_paid", 0), "twitter": ("skipped_paid", 0), "telegram": ("ok", 1)}
@@ -226,12 +259,25 @@ def test_marker_is_written_last_even_across_a_crash(store, redis_client, mongo_u
     prefix = f"t-{uuid.uuid4().hex[:8]}:"
     env = harness.build(store, redis_client, clock, prefix=prefix)
     try:
-        env.upstream.put(upstream_token(address, website="https://x.com/a/status/77", twitter="https://blocking.example"))
+        env.upstream.put(
+            upstream_token(address, website="https://x.com/a/status/77", twitter="https://blocking.example")
+        )
         reached = tmp_path / "reached"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.recording._crash_worker", mongo_uri, store.db.name, redis_url, prefix,
-             env.server.url, address, str(reached)],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            [
+                sys.executable,
+                "-m",
+                "tests.recording._crash_worker",
+                mongo_uri,
+                store.db.name,
+                redis_url,
+                prefix,
+                env.server.url,
+                address,
+                str(reached),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         try:
             deadline = time.monotonic() + 60
@@ -253,7 +299,10 @@ def test_marker_is_written_last_even_across_a_crash(store, redis_client, mongo_u
         assert {u.status for u in store.tokens.find_by_address(address).social_urls} == {"ok"}
         # Re-running the crashed URL reused its row and replaced (did not duplicate) its links.
         assert store.db.contents.count_documents({"platform_key": "77"}) == 1
-        assert store.db.token_links.count_documents({"token_address": address, "source_url": "https://x.com/a/status/77"}) == 2
+        assert (
+            store.db.token_links.count_documents({"token_address": address, "source_url": "https://x.com/a/status/77"})
+            == 2
+        )
     finally:
         env.server.stop()
 
@@ -274,7 +323,10 @@ def test_prepare_and_finish_can_run_as_separate_steps(h, store, address):
 
 
 def test_a_generator_returning_something_else_than_a_graph_is_invalid(store, redis_client, address):
-    gens = [FixedGenerator({SourceType.X_TWEET}, graph=None), FixedGenerator({SourceType.WEBSITE}, graph={"groups": []}, external=False)]
+    gens = [
+        FixedGenerator({SourceType.X_TWEET}, graph=None),
+        FixedGenerator({SourceType.WEBSITE}, graph={"groups": []}, external=False),
+    ]
     env = harness.build(store, redis_client, generators=gens)
     try:
         env.upstream.put(upstream_token(address, website="https://site.example", twitter="https://x.com/a/status/9"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pymongo import MongoClient, monitoring
@@ -10,15 +10,15 @@ from pymongo import MongoClient, monitoring
 from socialrec_pipeline.domain.models import Token
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.recording.soltracker import UpstreamShapeError
+from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import CODEC_OPTIONS
 
 from . import harness
 from .conftest import make_address
 
-FROM = datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc)
+FROM = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 TO = FROM + timedelta(hours=1)
 
 
@@ -69,7 +69,13 @@ def test_reconcile_records_missing_candidates_with_one_existence_query_per_page(
         store.tokens.write_marker(Token.of(address=present, discovered_at=clock()))
         finds.in_queries = 0
         result = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(FROM, TO, ["g-main"])
-        assert (result.pages, result.candidates, result.present, result.recorded, result.below_threshold) == (3, 4, 1, 3, 1)
+        assert (result.pages, result.candidates, result.present, result.recorded, result.below_threshold) == (
+            3,
+            4,
+            1,
+            3,
+            1,
+        )
         assert result.converged and result.url_statuses == {"ok": 3}
         # Pages: [new0, new1], [new2, present], [low] -> two pages had candidates.
         assert finds.in_queries == result.existence_queries == 2
@@ -93,7 +99,8 @@ def test_reconcile_skips_locked_tokens_and_stops_at_the_deadline_between_tokens(
         assert (result.skipped_locked, result.recorded) == (1, 1) and not result.converged
         env.locks.release(a, "stream-worker")
         stopped = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(
-            FROM, TO, [], deadline=clock() - timedelta(seconds=1))
+            FROM, TO, [], deadline=clock() - timedelta(seconds=1)
+        )
         assert stopped.stopped_by == "deadline" and stopped.recorded == 0 and not store.tokens.exists(a)
     finally:
         env.server.stop()
@@ -120,7 +127,8 @@ def test_reconcile_requests_no_further_page_after_the_deadline_when_every_token_
             store.tokens.write_marker(Token.of(address=address, discovered_at=clock()))
         upstream = _PagesTakeAMinute(env.client, clock)
         result = ReconcileService(store, upstream, env.recorder, clock=clock).run_window(
-            FROM, TO, [], deadline=clock() + timedelta(seconds=30))
+            FROM, TO, [], deadline=clock() + timedelta(seconds=30)
+        )
         assert env.soltracker_calls() == 1  # the first page passed the deadline: no second request
         assert (result.pages, result.present, result.recorded) == (1, 2, 0)
         assert result.stopped_by == "deadline" and not result.converged
@@ -136,7 +144,8 @@ def test_reconcile_past_its_deadline_before_the_first_page_asks_the_upstream_not
     try:
         env.upstream.put(harness_token(make_address(50), _at(1)))
         result = ReconcileService(store, env.client, env.recorder, clock=clock).run_window(
-            FROM, TO, [], deadline=clock())
+            FROM, TO, [], deadline=clock()
+        )
         assert env.soltracker_calls() == 0
         assert (result.pages, result.stopped_by) == (0, "deadline")
     finally:

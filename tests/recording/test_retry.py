@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,13 +17,24 @@ from . import harness
 from .conftest import make_address
 from .graphs import RaisingGenerator
 
-OLD = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # two hours before the test clock
+OLD = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # two hours before the test clock
 
 
-def rec(url, status, attempts=0, *, raw=None, source_type="x_tweet", platform="x", subtype="tweet", field="twitter", at=None):
-    return SocialUrlRecord(url=url, raw_url=raw or url, source_field=field, source_type=source_type,
-                           source_key=None, platform=platform, subtype=subtype, status=status,
-                           attempted_at=at or OLD, attempts=attempts)
+def rec(
+    url, status, attempts=0, *, raw=None, source_type="x_tweet", platform="x", subtype="tweet", field="twitter", at=None
+):
+    return SocialUrlRecord(
+        url=url,
+        raw_url=raw or url,
+        source_field=field,
+        source_type=source_type,
+        source_key=None,
+        platform=platform,
+        subtype=subtype,
+        status=status,
+        attempted_at=at or OLD,
+        attempts=attempts,
+    )
 
 
 @pytest.fixture
@@ -44,11 +55,29 @@ def elements(store, address):
 def test_retry_replaces_links_and_counts_attempts_per_status_kind(env, store, clock):
     address = make_address(1)
     tweet = "https://x.com/a/status/42"
-    seed(store, clock, address,
-         rec(tweet, "error", attempts=2),
-         rec("https://t.me/chan", "unsupported", source_type="telegram_channel", platform="tg", subtype="channel", field="telegram"),
-         rec("https://www.tiktok.com/@someone", "skipped_paid", source_type="tiktok_profile", platform="tt", subtype=None, field="website"),
-         rec("https://x.com/a/status/43", "not_found", attempts=1, field="discord"))
+    seed(
+        store,
+        clock,
+        address,
+        rec(tweet, "error", attempts=2),
+        rec(
+            "https://t.me/chan",
+            "unsupported",
+            source_type="telegram_channel",
+            platform="tg",
+            subtype="channel",
+            field="telegram",
+        ),
+        rec(
+            "https://www.tiktok.com/@someone",
+            "skipped_paid",
+            source_type="tiktok_profile",
+            platform="tt",
+            subtype=None,
+            field="website",
+        ),
+        rec("https://x.com/a/status/43", "not_found", attempts=1, field="discord"),
+    )
     before = elements(store, address)
     result = RetryService(store, env.recorder, clock=clock).run(None)
     after = elements(store, address)
@@ -61,7 +90,11 @@ def test_retry_replaces_links_and_counts_attempts_per_status_kind(env, store, cl
     links = store.db.token_links.count_documents({"token_address": address, "source_url": tweet})
     assert links == 2
     # Force the tweet back to `error` and retry: links are replaced, not appended.
-    store.tokens.record_social_url_result(address, tweet, after[tweet].model_copy(update={"status": FetchStatus.ERROR, "attempted_at": clock() - timedelta(hours=2)}))
+    store.tokens.record_social_url_result(
+        address,
+        tweet,
+        after[tweet].model_copy(update={"status": FetchStatus.ERROR, "attempted_at": clock() - timedelta(hours=2)}),
+    )
     RetryService(store, env.recorder, clock=clock).run([FetchStatus.ERROR])
     assert store.db.token_links.count_documents({"token_address": address, "source_url": tweet}) == 2
     assert env.soltracker_calls() == 0
@@ -89,10 +122,14 @@ def test_error_at_max_attempts_becomes_exhausted(store, redis_client, clock):
 
 def test_invalid_and_exhausted_only_when_named_and_recent_urls_wait(env, store, clock):
     address = make_address(3)
-    seed(store, clock, address,
-         rec("https://x.com/a/status/7", "invalid"),
-         rec("https://x.com/a/status/8", "exhausted", attempts=5, field="website"),
-         rec("https://x.com/a/status/9", "error", attempts=1, field="telegram", at=clock() - timedelta(minutes=5)))
+    seed(
+        store,
+        clock,
+        address,
+        rec("https://x.com/a/status/7", "invalid"),
+        rec("https://x.com/a/status/8", "exhausted", attempts=5, field="website"),
+        rec("https://x.com/a/status/9", "error", attempts=1, field="telegram", at=clock() - timedelta(minutes=5)),
+    )
     service = RetryService(store, env.recorder, clock=clock)
     assert service.run(None).urls_attempted == 0  # error is too recent; absorbing ones not asked for
     result = service.run(["invalid"])
@@ -110,18 +147,37 @@ def test_retry_reroutes_stale_classification(env, store, clock):
     assert RetryService(store, env.recorder, clock=clock).run(None).rerouted == 1
     (element,) = store.tokens.find_by_address(address).social_urls
     assert (element.url, element.source_type, element.source_key, element.status) == (
-        "https://x.com/a/status/55", "x_tweet", "55", "ok")
+        "https://x.com/a/status/55",
+        "x_tweet",
+        "55",
+        "ok",
+    )
     assert element.raw_url == "https://twitter.com/a/status/55?s=20"
 
 
 def test_out_of_credit_stops_paid_urls_for_the_rest_of_the_run(store, redis_client, clock):
     tiktok = RaisingGenerator({SourceType.TIKTOK_PROFILE}, OutOfCredit("no credit"))
-    e = harness.build(store, redis_client, clock, generators=[tiktok, *harness.default_generators()],
-                      settings=RecordingSettings(enable_paid=True))
+    e = harness.build(
+        store,
+        redis_client,
+        clock,
+        generators=[tiktok, *harness.default_generators()],
+        settings=RecordingSettings(enable_paid=True),
+    )
     try:
         for i in range(3):
-            seed(store, clock, make_address(30 + i),
-                 rec(f"https://tiktok.com/@p{i}", "skipped_paid", source_type="tiktok_profile", platform="tt", subtype=None))
+            seed(
+                store,
+                clock,
+                make_address(30 + i),
+                rec(
+                    f"https://tiktok.com/@p{i}",
+                    "skipped_paid",
+                    source_type="tiktok_profile",
+                    platform="tt",
+                    subtype=None,
+                ),
+            )
         result = RetryService(store, e.recorder, clock=clock).run(["skipped_paid"])
         assert len(tiktok.calls) == 1 and result.credit_exhausted
         assert result.statuses == {"skipped_paid": 3} and result.external_calls == 0
@@ -176,7 +232,9 @@ def test_rerouted_url_takes_its_links_along_whatever_the_outcome(store, redis_cl
         address = make_address(7)
         old = "https://twitter.com/a/status/71?s=20"
         seed(store, clock, address, rec(old, "error", attempts=1))
-        GraphWriter(store).write(harness.tweet_graph(routed(old, SourceType.X_TWEET, "71")), entry_url=old, token_address=address)
+        GraphWriter(store).write(
+            harness.tweet_graph(routed(old, SourceType.X_TWEET, "71")), entry_url=old, token_address=address
+        )
         RetryService(store, e.recorder, clock=clock).run(None)
         (element,) = store.tokens.find_by_address(address).social_urls
         assert (element.url, element.status) == ("https://x.com/a/status/71", "error")
@@ -187,7 +245,12 @@ def test_rerouted_url_takes_its_links_along_whatever_the_outcome(store, redis_cl
 
 def test_limit_caps_the_urls_of_one_run(env, store, clock):
     address = make_address(8)
-    seed(store, clock, address, *[rec(f"https://x.com/a/status/8{i}", "error", attempts=1, field=f"f{i}") for i in range(3)])
+    seed(
+        store,
+        clock,
+        address,
+        *[rec(f"https://x.com/a/status/8{i}", "error", attempts=1, field=f"f{i}") for i in range(3)],
+    )
     result = RetryService(store, env.recorder, clock=clock).run(None, limit=2)
     assert result.urls_attempted == 2
     assert sorted(r.status for r in store.tokens.find_by_address(address).social_urls) == ["error", "ok", "ok"]
@@ -221,7 +284,11 @@ def test_selection_is_an_oldest_first_range_on_each_status_index(store, redis_cl
         seed(watched, clock, make_address(9), rec("https://x.com/a/status/91", "error", attempts=1))
         listener.commands.clear()
         RetryService(watched, e.recorder, clock=clock).run(["error", "unsupported"])
-        selection = [c for c in listener.commands if "oldest_attempt.error" in c["filter"] or "oldest_attempt.unsupported" in c["filter"]]
+        selection = [
+            c
+            for c in listener.commands
+            if "oldest_attempt.error" in c["filter"] or "oldest_attempt.unsupported" in c["filter"]
+        ]
         assert sorted(list(c["filter"])[0] for c in selection) == ["oldest_attempt.error", "oldest_attempt.unsupported"]
         for command in selection:
             (field,) = command["filter"]
@@ -252,7 +319,7 @@ def test_every_due_url_is_attempted_within_ceil_m_over_l_runs(store, redis_clien
             records = (marker.social_urls if marker else []) + [rec(url, "unsupported", field=f"f{i}", at=at)]
             store.tokens.write_marker(Token.of(address=address, discovered_at=OLD, social_urls=records))
         service = RetryService(store, e.recorder, clock=clock)
-        for run in range(math.ceil(urls / limit)):
+        for _run in range(math.ceil(urls / limit)):
             before = {u: r.attempted_at for a in set(token_of.values()) for u, r in elements(store, a).items()}
             oldest = sorted(before.values())[:limit]  # the oldest L (which of equal times: any)
             result = service.run(["unsupported"], limit=limit)
@@ -278,7 +345,9 @@ def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env
     real_try = env.locks.try_acquire
 
     def finished_meanwhile(addr, owner):
-        done = elements(store, addr)[url].model_copy(update={"status": FetchStatus.OK, "attempts": 2, "attempted_at": clock()})
+        done = elements(store, addr)[url].model_copy(
+            update={"status": FetchStatus.OK, "attempts": 2, "attempted_at": clock()}
+        )
         store.tokens.record_social_url_result(addr, url, done)
         return real_try(addr, owner)
 
@@ -299,11 +368,17 @@ def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_i
     address = make_address(11)
     sibling_url = "https://x.com/a/status/55"
     stale = "https://twitter.com/a/status/55?s=20"  # stored under its raw spelling by an older router
-    seed(store, clock, address,
-         rec(sibling_url, "ok", attempts=1, field="twitter"),
-         rec(stale, "unsupported", source_type="x_unknown", subtype="unknown", field="website"))
+    seed(
+        store,
+        clock,
+        address,
+        rec(sibling_url, "ok", attempts=1, field="twitter"),
+        rec(stale, "unsupported", source_type="x_unknown", subtype="unknown", field="website"),
+    )
     writer = GraphWriter(store, clock=lambda: OLD)
-    writer.write(harness.tweet_graph(routed(sibling_url, SourceType.X_TWEET, "55")), entry_url=sibling_url, token_address=address)
+    writer.write(
+        harness.tweet_graph(routed(sibling_url, SourceType.X_TWEET, "55")), entry_url=sibling_url, token_address=address
+    )
     writer.write(harness.tweet_graph(routed(stale, SourceType.X_TWEET, "55")), entry_url=stale, token_address=address)
     sibling_links = list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id"))
     assert len(sibling_links) == 2
@@ -317,7 +392,10 @@ def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_i
     assert (after[stale].status, after[stale].attempts, after[stale].attempted_at) == ("ok", 0, clock())
     assert after[stale].source_type == "x_tweet"  # the new routing is recorded
     assert after[sibling_url].status == "ok" and after[sibling_url].attempted_at == OLD
-    assert list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id")) == sibling_links
+    assert (
+        list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id"))
+        == sibling_links
+    )
     assert store.db.token_links.count_documents({"token_address": address, "source_url": stale}) == 0
 
 
@@ -325,9 +403,13 @@ def test_a_rerouted_url_follows_a_failing_sibling_without_an_attempt(env, store,
     address = make_address(12)
     sibling_url = "https://x.com/a/status/56"
     stale = "https://twitter.com/a/status/56?s=20"
-    seed(store, clock, address,
-         rec(sibling_url, "not_found", attempts=1),
-         rec(stale, "error", attempts=2, field="website"))
+    seed(
+        store,
+        clock,
+        address,
+        rec(sibling_url, "not_found", attempts=1),
+        rec(stale, "error", attempts=2, field="website"),
+    )
     RetryService(store, env.recorder, clock=clock).run(["error"])
     after = elements(store, address)
     assert (after[stale].status, after[stale].attempts) == ("not_found", 2)
@@ -338,9 +420,13 @@ def test_a_sibling_retried_earlier_in_the_same_run_passes_on_its_new_outcome(env
     address = make_address(13)
     sibling_url = "https://x.com/a/status/57"
     stale = "https://twitter.com/a/status/57?s=20"
-    seed(store, clock, address,
-         rec(sibling_url, "error", attempts=1, at=OLD - timedelta(minutes=1)),  # older: retried first
-         rec(stale, "error", attempts=1, field="website"))
+    seed(
+        store,
+        clock,
+        address,
+        rec(sibling_url, "error", attempts=1, at=OLD - timedelta(minutes=1)),  # older: retried first
+        rec(stale, "error", attempts=1, field="website"),
+    )
     result = RetryService(store, env.recorder, clock=clock).run(["error"])
     after = elements(store, address)
     assert (result.urls_attempted, result.same_as_sibling) == (2, 1)

@@ -25,20 +25,53 @@ def _g(ref, **kw):
 @pytest.mark.parametrize(
     "graph, reason",
     [
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1")), _g("a", content=tweet("2"))]), "duplicate ref"),
+        (
+            SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1")), _g("a", content=tweet("2"))]),
+            "duplicate ref",
+        ),
         (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1")), _g("b")]), "is empty"),
         (SocialObjectGraph(root_ref="zz", groups=[_g("a", content=tweet("1"))]), "root_ref"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="nope")]), "unresolved parent_ref"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="b"),
-                                                  _g("b", content=tweet("2"), parent_ref="a")]), "cycle"),
+        (
+            SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="nope")]),
+            "unresolved parent_ref",
+        ),
+        (
+            SocialObjectGraph(
+                root_ref="a",
+                groups=[_g("a", content=tweet("1"), parent_ref="b"), _g("b", content=tweet("2"), parent_ref="a")],
+            ),
+            "cycle",
+        ),
         (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="a")]), "cycle"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X), content=tweet("1"))]), "account"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X, platform_key="  "))]), "account"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", venue=VenueDraft(platform=Platform.X, subtype="community"))]), "venue"),
+        (
+            SocialObjectGraph(
+                root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X), content=tweet("1"))]
+            ),
+            "account",
+        ),
+        (
+            SocialObjectGraph(
+                root_ref="a", groups=[_g("a", creator=AccountDraft(platform=Platform.X, platform_key="  "))]
+            ),
+            "account",
+        ),
+        (
+            SocialObjectGraph(
+                root_ref="a", groups=[_g("a", venue=VenueDraft(platform=Platform.X, subtype="community"))]
+            ),
+            "venue",
+        ),
         (SocialObjectGraph(root_ref="a", groups=[]), "no groups"),
-        (SocialObjectGraph(root_ref="a", groups=[_g("a", content=tweet("1"), parent_ref="b"),
-                                                  _g("b", content=ContentDraft(platform=Platform.X, subtype="tweet", platform_key="2"))]),
-         "no url of its own"),
+        (
+            SocialObjectGraph(
+                root_ref="a",
+                groups=[
+                    _g("a", content=tweet("1"), parent_ref="b"),
+                    _g("b", content=ContentDraft(platform=Platform.X, subtype="tweet", platform_key="2")),
+                ],
+            ),
+            "no url of its own",
+        ),
         (None, "expected a SocialObjectGraph"),
         ({"groups": [], "root_ref": "a"}, "expected a SocialObjectGraph"),
     ],
@@ -72,12 +105,14 @@ def test_tweet_with_quoted_original(store):
     # Only the root holds the entry URL; the original holds its own canonical URL.
     assert [e["url"] for e in quoting["source_urls"]] == [ENTRY]
     assert [e["url"] for e in original["source_urls"]] == ["https://x.com/i/status/200"]
-    depths = {(l["object"], l["object_id"]): l["link_depth"] for l in store.db.token_links.find()}
+    depths = {(link["object"], link["object_id"]): link["link_depth"] for link in store.db.token_links.find()}
     assert depths == {
-        ("contents", quoting["_id"]): 0, ("accounts", accounts["u1"]): 0,
-        ("contents", original["_id"]): 1, ("accounts", accounts["u2"]): 1,
+        ("contents", quoting["_id"]): 0,
+        ("accounts", accounts["u1"]): 0,
+        ("contents", original["_id"]): 1,
+        ("accounts", accounts["u2"]): 1,
     }
-    assert {l["source_url"] for l in store.db.token_links.find()} == {ENTRY}
+    assert {link["source_url"] for link in store.db.token_links.find()} == {ENTRY}
     # Metrics: one first point per object, whitelisted per platform x kind (followers survive).
     series = {s["object_id"]: s["points"][0]["metrics"] for s in store.db.metric_series.find()}
     assert series[quoting["_id"]] == {"viewCount": 10}
@@ -130,9 +165,16 @@ def test_same_object_twice_in_one_graph_yields_one_link(store):
 
 
 def test_venue_creator_only_when_group_has_no_content(store):
-    graph = SocialObjectGraph(root_ref="v", groups=[
-        _g("v", creator=x_account("owner"), venue=VenueDraft(platform=Platform.X, subtype="community", platform_key="cm1")),
-    ])
+    graph = SocialObjectGraph(
+        root_ref="v",
+        groups=[
+            _g(
+                "v",
+                creator=x_account("owner"),
+                venue=VenueDraft(platform=Platform.X, subtype="community", platform_key="cm1"),
+            ),
+        ],
+    )
     GraphWriter(store).write(graph, entry_url="https://x.com/i/communities/cm1", token_address=TOKEN)
     venue = store.db.venues.find_one()
     assert venue["creator_id"] == store.db.accounts.find_one()["_id"]
@@ -276,7 +318,9 @@ def test_two_writers_racing_on_one_graph_count_every_inserted_row_once(store):
 
 def test_many_writers_racing_on_one_graph_insert_counts_sum_to_the_rows(store):
     for round_ in range(10):
-        graph_args = dict(tweet_id=f"r{round_}", quoted_id=f"o{round_}", author=f"ra{round_}", quoted_author=f"rq{round_}")
+        graph_args = dict(
+            tweet_id=f"r{round_}", quoted_id=f"o{round_}", author=f"ra{round_}", quoted_author=f"rq{round_}"
+        )
         barrier = threading.Barrier(4)
         inserted: list[int] = []
         errors: list[BaseException] = []
@@ -284,8 +328,9 @@ def test_many_writers_racing_on_one_graph_insert_counts_sum_to_the_rows(store):
         def work() -> None:
             try:
                 barrier.wait()
-                written = GraphWriter(store).write(tweet_with_quote(**graph_args),
-                                                   entry_url=f"https://x.com/i/status/r{round_}", token_address=TOKEN)
+                written = GraphWriter(store).write(
+                    tweet_with_quote(**graph_args), entry_url=f"https://x.com/i/status/r{round_}", token_address=TOKEN
+                )
                 inserted.append(written.contents_inserted)
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)

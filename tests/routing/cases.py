@@ -85,13 +85,25 @@ X_CASES = [
 
 TIKTOK_CASES = [
     ("https://www.tiktok.com/@kolguy/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
-    ("https://tiktok.com/@KolGuy/video/7301234567890123456?is_from_webapp=1&sender_device=pc", "tiktok_video", "7301234567890123456"),
+    (
+        "https://tiktok.com/@KolGuy/video/7301234567890123456?is_from_webapp=1&sender_device=pc",
+        "tiktok_video",
+        "7301234567890123456",
+    ),
     ("https://m.tiktok.com/@kolguy/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
     ("tiktok.com/@kol.guy_1/video/7301234567890123456/", "tiktok_video", "7301234567890123456"),
     ("https://www.tiktok.com/@kolguy/photo/7301234567890123457", "tiktok_photo", "7301234567890123457"),
     (f"https://www.tiktok.com/@{SEC_UID}/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
-    (f"https://www.tiktok.com/@{SEC_UID}/photo/7301234567890123457?is_from_webapp=1", "tiktok_photo", "7301234567890123457"),
-    ("https://www.tiktok.com/@this.handle.is.far.too.long_for_tiktok/video/7301234567890123456", "tiktok_video", "7301234567890123456"),
+    (
+        f"https://www.tiktok.com/@{SEC_UID}/photo/7301234567890123457?is_from_webapp=1",
+        "tiktok_photo",
+        "7301234567890123457",
+    ),
+    (
+        "https://www.tiktok.com/@this.handle.is.far.too.long_for_tiktok/video/7301234567890123456",
+        "tiktok_video",
+        "7301234567890123456",
+    ),
     (f"https://www.tiktok.com/@{SEC_UID}", "tiktok_unknown", f"https://tiktok.com/@{SEC_UID}"),
     ("https://www.tiktok.com/embed/v2/7301234567890123456", "tiktok_video", "7301234567890123456"),
     ("https://www.tiktok.com/embed/7301234567890123456", "tiktok_video", "7301234567890123456"),
@@ -110,8 +122,16 @@ TIKTOK_CASES = [
     ("https://www.tiktok.com/foryou", "tiktok_unknown", "https://tiktok.com/foryou"),
     ("https://www.tiktok.com/explore", "tiktok_unknown", "https://tiktok.com/explore"),
     ("https://www.tiktok.com/login", "tiktok_unknown", "https://tiktok.com/login"),
-    ("https://www.tiktok.com/legal/page/us/terms-of-service/en", "tiktok_unknown", "https://tiktok.com/legal/page/us/terms-of-service/en"),
-    ("https://www.tiktok.com/music/original-sound-7301234567890123456", "tiktok_unknown", "https://tiktok.com/music/original-sound-7301234567890123456"),
+    (
+        "https://www.tiktok.com/legal/page/us/terms-of-service/en",
+        "tiktok_unknown",
+        "https://tiktok.com/legal/page/us/terms-of-service/en",
+    ),
+    (
+        "https://www.tiktok.com/music/original-sound-7301234567890123456",
+        "tiktok_unknown",
+        "https://tiktok.com/music/original-sound-7301234567890123456",
+    ),
     ("https://www.tiktok.com/kolguy", "tiktok_unknown", "https://tiktok.com/kolguy"),
     ("https://www.tiktok.com/search", "tiktok_unknown", "https://tiktok.com/search"),
     ("https://www.tiktok.com/", "tiktok_unknown", "https://tiktok.com"),
@@ -128,8 +148,16 @@ INSTAGRAM_CASES = [
     ("https://www.instagram.com/kolguy/reel/C9xYz_AbCdE/", "instagram_reel", "C9xYz_AbCdE"),
     ("https://www.instagram.com/tv/B8aBcDeFgHi/", "instagram_tv", "B8aBcDeFgHi"),
     ("https://www.instagram.com/stories/kolguy/3312345678901234567/", "instagram_story", "3312345678901234567"),
-    ("https://instagram.com/stories/KolGuy/3312345678901234567?utm_source=ig_story_item_share", "instagram_story", "3312345678901234567"),
-    ("https://www.instagram.com/stories/highlights/17912345678901234/", "instagram_story", "highlight:17912345678901234"),
+    (
+        "https://instagram.com/stories/KolGuy/3312345678901234567?utm_source=ig_story_item_share",
+        "instagram_story",
+        "3312345678901234567",
+    ),
+    (
+        "https://www.instagram.com/stories/highlights/17912345678901234/",
+        "instagram_story",
+        "highlight:17912345678901234",
+    ),
     ("https://www.instagram.com/kolguy/", "instagram_profile", "kolguy"),
     ("https://instagram.com/KolGuy?igsh=MWx0bXl6", "instagram_profile", "kolguy"),
     ("instagram.com/kol.guy_", "instagram_profile", "kol.guy_"),
@@ -137,7 +165,11 @@ INSTAGRAM_CASES = [
     ("https://www.instagram.com/stories/kolguy/", "instagram_profile", "kolguy"),
     ("https://www.instagram.com/explore/", "instagram_unknown", "https://instagram.com/explore"),
     ("https://www.instagram.com/stories/p", "instagram_unknown", "https://instagram.com/stories/p"),
-    ("https://www.instagram.com/explore/tags/solana/", "instagram_unknown", "https://instagram.com/explore/tags/solana"),
+    (
+        "https://www.instagram.com/explore/tags/solana/",
+        "instagram_unknown",
+        "https://instagram.com/explore/tags/solana",
+    ),
     ("https://www.instagram.com/accounts/login/", "instagram_unknown", "https://instagram.com/accounts/login"),
     ("https://www.instagram.com/direct/inbox/", "instagram_unknown", "https://instagram.com/direct/inbox"),
     ("https://www.instagram.com/about/", "instagram_unknown", "https://instagram.com/about"),
@@ -174,7 +206,11 @@ YOUTUBE_CASES = [
     (f"https://www.youtube.com/channel/{UC}/home", "youtube_channel", UC),
     ("https://www.youtube.com/@KolGuy/home", "youtube_channel", "@kolguy"),
     ("https://www.youtube.com/@Иван_Крипто", "youtube_channel", "@иван_крипто"),
-    ("https://www.youtube.com/@%D0%98%D0%B2%D0%B0%D0%BD_%D0%9A%D1%80%D0%B8%D0%BF%D1%82%D0%BE/videos", "youtube_channel", "@иван_крипто"),
+    (
+        "https://www.youtube.com/@%D0%98%D0%B2%D0%B0%D0%BD_%D0%9A%D1%80%D0%B8%D0%BF%D1%82%D0%BE/videos",
+        "youtube_channel",
+        "@иван_крипто",
+    ),
     ("https://www.youtube.com/@코인맨", "youtube_channel", "@코인맨"),
     ("https://www.youtube.com/c/%EC%BD%94%EC%9D%B8%EB%A7%A8", "youtube_channel", "c/코인맨"),
     ("https://www.youtube.com/user/КриптоКанал/featured", "youtube_channel", "user/криптоканал"),
@@ -185,7 +221,11 @@ YOUTUBE_CASES = [
     ("https://www.youtube.com/shorts", "youtube_unknown", "https://youtube.com/shorts"),
     ("https://www.youtube.com/channel", "youtube_unknown", "https://youtube.com/channel"),
     ("https://www.youtube.com/@%F0%9F%9A%80rocket", "youtube_unknown", "https://youtube.com/@%F0%9F%9A%80rocket"),
-    ("https://www.youtube.com/results?search_query=solana", "youtube_unknown", "https://youtube.com/results?search_query=solana"),
+    (
+        "https://www.youtube.com/results?search_query=solana",
+        "youtube_unknown",
+        "https://youtube.com/results?search_query=solana",
+    ),
     ("https://www.youtube.com/playlist?list=PLabc123", "youtube_unknown", "https://youtube.com/playlist?list=PLabc123"),
     ("https://www.youtube.com/feed/trending", "youtube_unknown", "https://youtube.com/feed/trending"),
     ("https://www.youtube.com/watch", "youtube_unknown", "https://youtube.com/watch"),
@@ -249,10 +289,22 @@ GITHUB_CASES = [
     ("https://github.com/kolguy", "github_user", "kolguy"),
     ("https://github.com/KolGuy?tab=repositories", "github_user", "kolguy"),
     ("https://github.com/orgs/solana-labs/repositories", "github_user", "solana-labs"),
-    ("https://gist.github.com/kolguy/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
-    ("https://gist.github.com/KolGuy/4F2B3C1D9E8A7B6C5D4E3F2A1B0C9D8E/", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
+    (
+        "https://gist.github.com/kolguy/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e",
+        "github_gist",
+        "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e",
+    ),
+    (
+        "https://gist.github.com/KolGuy/4F2B3C1D9E8A7B6C5D4E3F2A1B0C9D8E/",
+        "github_gist",
+        "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e",
+    ),
     ("https://gist.github.com/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
-    ("https://gist.github.com/kolguy/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e/raw", "github_gist", "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e"),
+    (
+        "https://gist.github.com/kolguy/4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e/raw",
+        "github_gist",
+        "4f2b3c1d9e8a7b6c5d4e3f2a1b0c9d8e",
+    ),
     ("https://gist.github.com/kolguy", "github_user", "kolguy"),
     ("https://gist.github.com/discover", "github_unknown", "https://gist.github.com/discover"),
     ("https://gist.github.com/search?q=solana", "github_unknown", "https://gist.github.com/search?q=solana"),
@@ -286,7 +338,11 @@ TELEGRAM_CASES = [
     ("https://telegram.me/joinchat/AAAAAEkk2WdoDrB4-Q8-gg", "telegram_invite", "AAAAAEkk2WdoDrB4-Q8-gg"),
     ("https://t.me/c/1234567890/42", "telegram_post", "c/1234567890/42"),
     ("https://t.me/c/1234567890/7/42", "telegram_post", "c/1234567890/42"),
-    ("https://t.me/share/url?url=https%3A%2F%2Fexample.com", "telegram_unknown", "https://t.me/share/url?url=https%3A%2F%2Fexample.com"),
+    (
+        "https://t.me/share/url?url=https%3A%2F%2Fexample.com",
+        "telegram_unknown",
+        "https://t.me/share/url?url=https%3A%2F%2Fexample.com",
+    ),
     ("https://t.me/addstickers/KolGuyPack", "telegram_unknown", "https://t.me/addstickers/KolGuyPack"),
     ("https://t.me/proxy?server=1.2.3.4&port=443", "telegram_unknown", "https://t.me/proxy?port=443&server=1.2.3.4"),
     ("https://t.me/+15551234567", "telegram_unknown", "https://t.me/+15551234567"),
@@ -309,7 +365,11 @@ WEBSITE_CASES = [
     ("https://www.kolguy.xyz/", "website", "https://kolguy.xyz"),
     ("kolguy.xyz", "website", "https://kolguy.xyz"),
     ("HTTP://KOLGUY.XYZ/Promo/", "website", "https://kolguy.xyz/Promo"),
-    ("https://kolguy.xyz/promo?utm_source=x&utm_campaign=launch&fbclid=abc&gclid=def", "website", "https://kolguy.xyz/promo"),
+    (
+        "https://kolguy.xyz/promo?utm_source=x&utm_campaign=launch&fbclid=abc&gclid=def",
+        "website",
+        "https://kolguy.xyz/promo",
+    ),
     ("https://kolguy.xyz/promo?b=2&a=1", "website", "https://kolguy.xyz/promo?a=1&b=2"),
     ("https://kolguy.xyz/#/home", "website", "https://kolguy.xyz"),
     ("https://kolguy.xyz/?ref=producthunt", "website", "https://kolguy.xyz"),
@@ -319,7 +379,11 @@ WEBSITE_CASES = [
     ("https://kolguy.xyz:443/x", "website", "https://kolguy.xyz/x"),
     ("https://x.com:8443/kolguy", "website", "https://x.com:8443/kolguy"),
     ("https://kolguy.github.io/token/", "website", "https://kolguy.github.io/token"),
-    ("https://pump.fun/coin/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", "website", "https://pump.fun/coin/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"),
+    (
+        "https://pump.fun/coin/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+        "website",
+        "https://pump.fun/coin/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+    ),
     ("https://dexscreener.com/solana/abc?s=1&t=2", "website", "https://dexscreener.com/solana/abc?s=1&t=2"),
     ("https://knowyourmeme.com/memes/doge", "website", "https://knowyourmeme.com/memes/doge"),
     ("https://linktr.ee/kolguy", "website", "https://linktr.ee/kolguy"),
@@ -382,8 +446,15 @@ REJECT_CASES: list[object] = [
 ]
 
 ALL_CASES = (
-    X_CASES + TIKTOK_CASES + INSTAGRAM_CASES + YOUTUBE_CASES + REDDIT_CASES + GITHUB_CASES
-    + TELEGRAM_CASES + DISCORD_CASES + WEBSITE_CASES
+    X_CASES
+    + TIKTOK_CASES
+    + INSTAGRAM_CASES
+    + YOUTUBE_CASES
+    + REDDIT_CASES
+    + GITHUB_CASES
+    + TELEGRAM_CASES
+    + DISCORD_CASES
+    + WEBSITE_CASES
 )
 
 #: Different spellings of one target: one canonical URL, one source type, one key.
@@ -397,27 +468,75 @@ EQUIVALENCE_GROUPS: list[list[str]] = [
         f"https://X.com/KOLGUY/status/{TWEET}/photo/1",
     ],
     [f"https://x.com/i/web/status/{TWEET}", f"https://twitter.com/statuses/{TWEET}", f"https://x.com/i/status/{TWEET}"],
-    ["https://x.com/kolguy", "twitter.com/KolGuy/", "https://mobile.twitter.com/kolguy?s=21", "HTTPS://X.COM/kolguy#top"],
+    [
+        "https://x.com/kolguy",
+        "twitter.com/KolGuy/",
+        "https://mobile.twitter.com/kolguy?s=21",
+        "HTTPS://X.COM/kolguy#top",
+    ],
     ["https://x.com/hashtag/WIF", "https://x.com/search?q=%23WIF&src=hashtag_click"],
-    [f"https://youtu.be/{YT}", f"https://www.youtube.com/watch?v={YT}", f"https://m.youtube.com/watch?v={YT}&feature=share",
-     f"https://music.youtube.com/watch?v={YT}&si=x", f"https://www.youtube.com/embed/{YT}", f"https://youtube.com/live/{YT}"],
+    [
+        f"https://youtu.be/{YT}",
+        f"https://www.youtube.com/watch?v={YT}",
+        f"https://m.youtube.com/watch?v={YT}&feature=share",
+        f"https://music.youtube.com/watch?v={YT}&si=x",
+        f"https://www.youtube.com/embed/{YT}",
+        f"https://youtube.com/live/{YT}",
+    ],
     ["https://www.youtube.com/@KolGuy", "https://youtube.com/@kolguy/videos", "https://m.youtube.com/@kolguy?si=1"],
-    ["https://www.tiktok.com/@KolGuy/video/7301234567890123456?is_from_webapp=1", "tiktok.com/@kolguy/video/7301234567890123456/"],
-    ["https://www.instagram.com/p/C1a2B3c4D5e/", "https://instagr.am/p/C1a2B3c4D5e", "https://instagram.com/kolguy/p/C1a2B3c4D5e?igsh=1"],
+    [
+        "https://www.tiktok.com/@KolGuy/video/7301234567890123456?is_from_webapp=1",
+        "tiktok.com/@kolguy/video/7301234567890123456/",
+    ],
+    [
+        "https://www.instagram.com/p/C1a2B3c4D5e/",
+        "https://instagr.am/p/C1a2B3c4D5e",
+        "https://instagram.com/kolguy/p/C1a2B3c4D5e?igsh=1",
+    ],
     ["https://www.instagram.com/reel/C9xYz_AbCdE", "https://www.instagram.com/reels/C9xYz_AbCdE/"],
-    ["https://www.reddit.com/r/solana/comments/1h2x3yz/title/", "https://old.reddit.com/r/Solana/comments/1h2x3yz",
-     "https://np.reddit.com/r/solana/comments/1h2x3yz/other_slug/"],
-    ["https://www.reddit.com/user/KolGuy", "https://reddit.com/u/kolguy/", "https://old.reddit.com/user/kolguy/submitted"],
-    ["https://redd.it/1h2x3yz", "https://www.reddit.com/comments/1h2x3yz/", "https://www.reddit.com/gallery/1h2x3yz",
-     "https://www.reddit.com/poll/1H2X3YZ"],
-    ["https://www.youtube.com/@코인맨", "https://m.youtube.com/@%EC%BD%94%EC%9D%B8%EB%A7%A8/home",
-     "https://youtube.com/@%ec%bd%94%ec%9d%b8%eb%a7%a8?si=x"],
-    [f"https://www.tiktok.com/@{SEC_UID}/video/7301234567890123456?is_from_webapp=1",
-     f"tiktok.com/@{SEC_UID}/video/7301234567890123456/"],
-    ["https://github.com/Solana-Labs/Solana.git", "https://github.com/solana-labs/solana/tree/master", "github.com/solana-labs/solana/"],
-    ["https://t.me/KolGuy_Channel", "https://telegram.me/kolguy_channel", "https://telegram.dog/kolguy_channel/",
-     "https://t.me/s/kolguy_channel", "t.me/kolguy_channel?utm_source=x"],
+    [
+        "https://www.reddit.com/r/solana/comments/1h2x3yz/title/",
+        "https://old.reddit.com/r/Solana/comments/1h2x3yz",
+        "https://np.reddit.com/r/solana/comments/1h2x3yz/other_slug/",
+    ],
+    [
+        "https://www.reddit.com/user/KolGuy",
+        "https://reddit.com/u/kolguy/",
+        "https://old.reddit.com/user/kolguy/submitted",
+    ],
+    [
+        "https://redd.it/1h2x3yz",
+        "https://www.reddit.com/comments/1h2x3yz/",
+        "https://www.reddit.com/gallery/1h2x3yz",
+        "https://www.reddit.com/poll/1H2X3YZ",
+    ],
+    [
+        "https://www.youtube.com/@코인맨",
+        "https://m.youtube.com/@%EC%BD%94%EC%9D%B8%EB%A7%A8/home",
+        "https://youtube.com/@%ec%bd%94%ec%9d%b8%eb%a7%a8?si=x",
+    ],
+    [
+        f"https://www.tiktok.com/@{SEC_UID}/video/7301234567890123456?is_from_webapp=1",
+        f"tiktok.com/@{SEC_UID}/video/7301234567890123456/",
+    ],
+    [
+        "https://github.com/Solana-Labs/Solana.git",
+        "https://github.com/solana-labs/solana/tree/master",
+        "github.com/solana-labs/solana/",
+    ],
+    [
+        "https://t.me/KolGuy_Channel",
+        "https://telegram.me/kolguy_channel",
+        "https://telegram.dog/kolguy_channel/",
+        "https://t.me/s/kolguy_channel",
+        "t.me/kolguy_channel?utm_source=x",
+    ],
     ["https://t.me/+AbCdEfGhIjKlMnOp", "https://t.me/joinchat/AbCdEfGhIjKlMnOp"],
     ["https://discord.gg/AbC12dE", "https://discord.com/invite/AbC12dE", "https://discordapp.com/invite/AbC12dE"],
-    ["https://www.kolguy.xyz/promo/", "kolguy.xyz/promo?utm_source=tw", "HTTP://KolGuy.XYZ/promo#x", "https://kolguy.xyz/promo?fbclid=1"],
+    [
+        "https://www.kolguy.xyz/promo/",
+        "kolguy.xyz/promo?utm_source=tw",
+        "HTTP://KolGuy.XYZ/promo#x",
+        "https://kolguy.xyz/promo?fbclid=1",
+    ],
 ]

@@ -94,7 +94,10 @@ def test_strict_bools_reject_everything_else(value: str) -> None:
         GateSettings.from_env({"SOCIALREC_ENABLE_COMMUNITY": value})
 
 
-@pytest.mark.parametrize(("value", "expected"), [("true", True), ("TRUE", True), (" 1 ", True), ("false", False), ("0", False), ("False", False)])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("true", True), ("TRUE", True), (" 1 ", True), ("false", False), ("0", False), ("False", False)],
+)
 def test_strict_bools_accept_true_false_1_0(value: str, expected: bool) -> None:
     assert GateSettings.from_env({"SOCIALREC_ENABLE_PAID": value}).enable_paid is expected
 

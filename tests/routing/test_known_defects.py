@@ -1,4 +1,4 @@
-"""Regressions for the earlier router's defects (SPEC §3.4, seed 000 §6)."""
+"""Regressions for the earlier router's defects (SPEC §3.4)."""
 
 from __future__ import annotations
 

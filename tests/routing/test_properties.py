@@ -29,7 +29,9 @@ segment = st.one_of(
     st.from_regex(r"\d{1,20}", fullmatch=True),
     st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=8),
 )
-param_key = st.sampled_from(["q", "v", "s", "t", "utm_source", "fbclid", "si", "igsh", "ref", "a", "list", "restrict_sr", "screen_name", "text"])
+param_key = st.sampled_from(
+    ["q", "v", "s", "t", "utm_source", "fbclid", "si", "igsh", "ref", "a", "list", "restrict_sr", "screen_name", "text"]
+)
 param_val = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=10)
 
 
@@ -44,7 +46,9 @@ def url_parts(draw: st.DrawFn) -> tuple[str, str, list[str], list[tuple[str, str
     return scheme, host, segs, params, frag
 
 
-def build(scheme: str, host: str, segs: list[str], params: list[tuple[str, str]], frag: str, slash: bool = False) -> str:
+def build(
+    scheme: str, host: str, segs: list[str], params: list[tuple[str, str]], frag: str, slash: bool = False
+) -> str:
     from urllib.parse import quote
 
     path = "".join("/" + quote(s, safe="@+%!$&'()*,;=:") for s in segs)

@@ -6,7 +6,6 @@ from bson import ObjectId
 
 from socialrec_pipeline.domain.enums import ContentSubtype, FetchStatus, ParentRelation, Platform
 from socialrec_pipeline.domain.models import AuthorSnapshot, Content, SourceUrlEntry
-
 from tests.store.conftest import T0, h, unique
 
 

@@ -10,7 +10,6 @@ from pymongo.errors import BulkWriteError
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.models import Account, Venue
 from socialrec_pipeline.store import Store
-
 from tests.store.conftest import T0, h, unique
 
 

@@ -14,7 +14,6 @@ from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.graph import DeclaredHandle
 from socialrec_pipeline.domain.models import Account, Venue
 from socialrec_pipeline.store import Store
-
 from tests.store.conftest import T0, h, unique
 
 SOL = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
@@ -199,7 +198,7 @@ def test_concurrent_observations_of_a_new_key_both_land(mongo_client, mongo_db):
             Account.of(platform=Platform.X, platform_key=key, observed_at=T0 + timedelta(seconds=1), followers=5),
         ]
 
-        def write(obs):
+        def write(obs, barrier=barrier):
             barrier.wait()
             store.accounts.upsert(obs)
 

@@ -9,7 +9,6 @@ from socialrec_pipeline.domain.enums import ContentSubtype, FetchStatus, Platfor
 from socialrec_pipeline.domain.models import Account, Content, SourceUrlEntry, Venue
 from socialrec_pipeline.store import ensure_indexes
 from socialrec_pipeline.store.collections import ALL_COLLECTIONS
-
 from tests.store.conftest import T0
 
 EXISTS = lambda field: {field: {"$exists": True}}  # noqa: E731

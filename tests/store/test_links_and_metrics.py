@@ -10,7 +10,6 @@ from bson import ObjectId
 from socialrec_pipeline.domain.enums import ContentSubtype, ObjectKind, Platform
 from socialrec_pipeline.domain.models import SERIES_POINT_CAP, MetricPoint, TokenLink
 from socialrec_pipeline.store import FirstPoint, TokenLinkRepository
-
 from tests.store.conftest import h, unique
 
 
@@ -38,7 +37,7 @@ def test_counts_and_finds_as_of_with_depth(store):
     assert store.links.count_by_object_as_of(obj, h(4)) == 3
     assert store.links.count_by_object_as_of(obj, h(4), link_depth=1) == 1
     assert store.links.count_by_object_as_of(obj, h(4), link_depth=0) == 2
-    assert [l.linked_at for l in store.links.find_by_object_as_of(obj, h(2))] == [h(0), h(2)]
+    assert [link.linked_at for link in store.links.find_by_object_as_of(obj, h(2))] == [h(0), h(2)]
 
 
 def test_the_same_observation_twice_is_two_links(store):
@@ -56,10 +55,10 @@ def test_find_by_token_and_delete_one_source_url(store):
         link(ObjectId(), address, h(2), url=b, platform=Platform.GITHUB),
         link(ObjectId(), unique("So"), h(0), url=a),
     ])
-    assert [l.linked_at for l in store.links.find_by_token(address)] == [h(0), h(1), h(2)]
+    assert [link.linked_at for link in store.links.find_by_token(address)] == [h(0), h(1), h(2)]
     assert len(store.links.find_by_token(address, as_of=h(1))) == 2
     assert store.links.delete_by_token_and_source_url(address, a) == 2
-    assert [l.source_url for l in store.links.find_by_token(address)] == [b]
+    assert [link.source_url for link in store.links.find_by_token(address)] == [b]
 
 
 def test_find_linked_since_filters_platform_and_time(empty_store):
@@ -69,8 +68,8 @@ def test_find_linked_since_filters_platform_and_time(empty_store):
         link(ObjectId(), "So2", h(5)),
         link(ObjectId(), "So3", h(6), platform=Platform.GITHUB),
     ])
-    assert [l.token_address for l in links.find_linked_since(h(1), [Platform.X])] == ["So2"]
-    assert [l.token_address for l in links.find_linked_since(h(1))] == ["So3", "So2"]
+    assert [link.token_address for link in links.find_linked_since(h(1), [Platform.X])] == ["So2"]
+    assert [link.token_address for link in links.find_linked_since(h(1))] == ["So3", "So2"]
     assert len(links.find_linked_since(h(-1), limit=2)) == 2
     assert links.find_linked_since(h(-1), []) == []
 

@@ -7,6 +7,7 @@ explained on the same server, so the test checks what the code really sends.
 from __future__ import annotations
 
 import json
+
 import pytest
 from pymongo import MongoClient, monitoring
 
@@ -30,7 +31,6 @@ from socialrec_pipeline.domain.models import (
 )
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import open_database
-
 from tests.store.conftest import T0, h, unique
 
 _QUERY_COMMANDS = {"find", "aggregate", "count", "update", "delete", "findAndModify"}

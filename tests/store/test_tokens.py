@@ -7,7 +7,6 @@ from bson.raw_bson import RawBSONDocument
 
 from socialrec_pipeline.domain.enums import RETRYABLE, ContentSubtype, FetchStatus, Platform
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
-
 from tests.store.conftest import T0, h, unique
 
 
@@ -92,8 +91,8 @@ def test_record_social_url_result_changes_one_element_and_nothing_else(store):
     assert [e.raw for i, e in enumerate(after["social_urls"]) if i != 1] == [
         e.raw for i, e in enumerate(before["social_urls"]) if i != 1
     ]
-    assert [k for k in after.keys()] == [k for k in before.keys()]
-    for key in before.keys():
+    assert list(after) == list(before)
+    for key in before:
         if key != "social_urls":
             assert after[key] == before[key], key
     assert store.tokens.find_by_address(t.address).social_url(urls[1]) == result
@@ -161,5 +160,6 @@ def test_the_retry_queue_field_follows_every_write_of_the_urls(store):
     assert marker.address not in [t.address for t, _ in due]  # not in the queue until backfilled
     assert store.tokens.backfill_oldest_attempt() >= 1
     assert stored() == {"error": h(-1)}
-    ((found, urls),) = [(t, u) for t, u in store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000) if t.address == marker.address]
+    due = store.tokens.find_due_urls([FetchStatus.ERROR], h(5), 1000)
+    ((found, urls),) = [(t, u) for t, u in due if t.address == marker.address]
     assert [u.url for u in urls] == [b, c]

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from pymongo import MongoClient
 from pymongo.errors import AutoReconnect, BulkWriteError, NetworkTimeout
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import RecordInbox, rejects_content
 
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
 def test_bson_encoding_failures_are_the_message_s_fault(fresh_db):
@@ -24,7 +23,9 @@ def test_bson_encoding_failures_are_the_message_s_fault(fresh_db):
 
 def test_a_missing_index_or_a_lost_connection_is_never_blamed_on_the_message(fresh_db):
     inbox = RecordInbox(fresh_db)  # indexes not ensured: the hinted writes are refused
-    event = TokenFlowEvent.model_validate({"tokenAddress": "So11111111111111111111111111111111111111112", "totalInvestedAlphaFinders": 6})
+    event = TokenFlowEvent.model_validate(
+        {"tokenAddress": "So11111111111111111111111111111111111111112", "totalInvestedAlphaFinders": 6}
+    )
     with pytest.raises(BulkWriteError) as raised:
         inbox.accept([event], NOW)
     assert not rejects_content(raised.value)
@@ -35,8 +36,11 @@ def test_a_missing_index_or_a_lost_connection_is_never_blamed_on_the_message(fre
 def test_a_dead_letter_reason_is_bounded_and_printable():
     from socialrec_pipeline.domain.events import MAX_REASON_CHARS, InvalidEvent, parse_token_flow, safe_reason
 
-    body = {"tokenAddress": "So11111111111111111111111111111111111111112", "totalInvestedAlphaFinders": 6,
-            "firstFlowTimestamp": "x" * 5_000}
+    body = {
+        "tokenAddress": "So11111111111111111111111111111111111111112",
+        "totalInvestedAlphaFinders": 6,
+        "firstFlowTimestamp": "x" * 5_000,
+    }
     import json
 
     with pytest.raises(InvalidEvent) as raised:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from pymongo import MongoClient
 
@@ -13,7 +13,7 @@ from socialrec_pipeline.stream.inbox import COLLECTION, STUCK, RecordInbox
 from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
 from tests.store.test_query_plans import _filters, _index_names, _Recorder, _stages, winning_plan
 
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 ADDRESSES = ["7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr", "So11111111111111111111111111111111111111112"]
 
 

@@ -3,7 +3,7 @@ backoff steps, the cap, visibility of what gave up, and the inbox staying bounde
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
 
 A = "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr"
 B = "So11111111111111111111111111111111111111112"
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 LIMITS = TickLimits()
 NO_MARKERS = lambda addresses: set()  # noqa: E731
 
@@ -33,8 +33,8 @@ def failed(run_id="run-x"):
     return lambda keys: {k: EndedRun(run_id, "FAILURE") for k in keys}
 
 
-def plan(inbox, at, ended=failed(), markers=NO_MARKERS, active=frozenset()):
-    return plan_launches(inbox, markers, active, at, LIMITS, ended_runs=ended)
+def plan(inbox, at, ended=None, markers=NO_MARKERS, active=frozenset()):
+    return plan_launches(inbox, markers, active, at, LIMITS, ended_runs=ended or failed())
 
 
 def test_a_failed_run_is_relaunched_after_each_backoff_step_then_the_entry_is_stuck_and_visible(inbox):
@@ -43,7 +43,7 @@ def test_a_failed_run_is_relaunched_after_each_backoff_step_then_the_entry_is_st
     keys = [first.launches[0].run_key]
     at = NOW
     delays = []
-    for step, delay in enumerate(LIMITS.backoff, start=1):
+    for step, _delay in enumerate(LIMITS.backoff, start=1):
         at = at + LIMITS.relaunch_grace  # the run has ended (red) and the grace is over
         p = plan(inbox, at, failed(f"run-{step}"))
         assert p.launches == [] and p.backed_off == 1
@@ -90,7 +90,7 @@ def test_a_retrying_token_is_relaunched_at_once_by_an_event_and_done_entries_are
     assert inbox.find(A).state == RETRYING and inbox.find(B).state == RETRYING
     inbox.accept([event()], at)  # an event for A: no need to wait for the backoff
     p = plan(inbox, at)
-    assert [l.token_address for l in p.launches] == [A]
+    assert [launch.token_address for launch in p.launches] == [A]
     # B was recorded meanwhile (reconcile): when it is due it is removed, not relaunched.
     p = plan(inbox, at + timedelta(minutes=2), markers=lambda addrs: {B} & set(addrs))
     assert p.done == 1 and inbox.find(B) is None and p.new_launches == 0
@@ -127,7 +127,13 @@ def test_an_entry_whose_token_has_an_active_run_is_not_relaunched_by_the_backoff
 
 def test_idle_entries_from_before_check_at_are_swept_too(fresh_db):
     fresh_db["record_inbox"].insert_one(
-        {"token_address": A, "state": IDLE, "generation": 2, "relaunch": False, "last_event_at": NOW - timedelta(days=30)}
+        {
+            "token_address": A,
+            "state": IDLE,
+            "generation": 2,
+            "relaunch": False,
+            "last_event_at": NOW - timedelta(days=30),
+        }
     )
     inbox = RecordInbox(fresh_db)
     inbox.ensure_indexes()  # on start-up

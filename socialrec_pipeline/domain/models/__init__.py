@@ -1,6 +1,6 @@
 """The six stored collections as pydantic models: fields, factories, state changes. No IO.
 
-Shape: seed 000 §1.3-1.9 as changed by SPEC §4 (accounts/venues have no `source_urls` and a
+Shape: SPEC §4 (accounts/venues have no `source_urls` and a
 required `platform_key`; `token_links` carries no status/name_match/lineage; `tokens` records
 `social_urls[]`). One module per collection family; everything is re-exported here, so
 `from socialrec_pipeline.domain.models import X` works for every model and constant.
@@ -20,6 +20,7 @@ from socialrec_pipeline.domain.models.base import (
     Oid,
     Subtype,
     UtcDatetime,
+    subtype_of,
     utc_now,
 )
 from socialrec_pipeline.domain.models.contents import AuthorSnapshot, Content, LinkStats, SourceUrlEntry
@@ -54,6 +55,7 @@ __all__ = [
     "SocialUrlRecord",
     "SourceUrlEntry",
     "Subtype",
+    "subtype_of",
     "Token",
     "TokenLink",
     "UtcDatetime",

@@ -13,7 +13,7 @@ make two key-less contents collide. Free-form values (`data`, `web`) are stored 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Self
 
@@ -41,7 +41,7 @@ def _require_object_id(value: Any) -> ObjectId:
 def _require_utc(value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("must be timezone-aware (UTC); got a naive datetime")
-    value = value.astimezone(timezone.utc)
+    value = value.astimezone(UTC)
     # BSON dates hold milliseconds: truncate now so the stored row reads back equal.
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
@@ -61,6 +61,16 @@ Oid = Annotated[ObjectId, PlainValidator(_require_object_id)]
 UtcDatetime = Annotated[datetime, AfterValidator(_require_utc)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 Subtype = ContentSubtype | VenueSubtype
+
+
+def subtype_of(value: str | None) -> Subtype | None:
+    """The subtype a routed URL names (contents first, as the `Subtype` union validates)."""
+    if value is None:
+        return None
+    try:
+        return ContentSubtype(value)
+    except ValueError:
+        return VenueSubtype(value)
 #: Per-platform free-form fields (`data`, `web`): any shape, but datetimes are UTC like the rest.
 Mixed = Annotated[dict[str, Any], AfterValidator(_utc_inside)]
 #: Provider metrics by their original key names. Numbers only: a flag or a numeric string is not a
@@ -77,7 +87,7 @@ def _one_per_url(items: list[Any], rule: str) -> list[Any]:
 
 
 def utc_now() -> datetime:
-    return _require_utc(datetime.now(timezone.utc))
+    return _require_utc(datetime.now(UTC))
 
 
 def _bson_ready(value: Any) -> Any:
@@ -91,13 +101,18 @@ def _bson_ready(value: Any) -> Any:
     return value
 
 
+def _bson_document(fields: dict[str, Any]) -> dict[str, Any]:
+    """A model dump made BSON-ready, key by key."""
+    return {k: _bson_ready(v) for k, v in fields.items()}
+
+
 class _Value(BaseModel):
     """An embedded value (array element or sub-document)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     def to_document(self) -> dict[str, Any]:
-        return _bson_ready(self.model_dump(exclude_none=True))
+        return _bson_document(self.model_dump(exclude_none=True))
 
 
 class _Row(BaseModel):
@@ -118,7 +133,7 @@ class _Row(BaseModel):
 
     def to_document(self) -> dict[str, Any]:
         # exclude_none drops model fields only; None values inside dict fields (`data`) stay.
-        return _bson_ready(self.model_dump(by_alias=True, exclude_none=True))
+        return _bson_document(self.model_dump(by_alias=True, exclude_none=True))
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> Self:

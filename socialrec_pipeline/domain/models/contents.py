@@ -1,4 +1,4 @@
-"""`contents`: a coordinate in a platform's content space (seed 000 §1.3, SPEC §4).
+"""`contents`: a coordinate in a platform's content space (SPEC §4).
 
 Identity: first `source_urls.url`, then `(platform, subtype, platform_key)`, else a new row.
 """
@@ -29,7 +29,7 @@ from socialrec_pipeline.domain.models.base import (
 
 
 class SourceUrlEntry(_Value):
-    """One distinct URL that identifies a content row (D-8: one entry per URL, not per sighting)."""
+    """One distinct URL that identifies a content row (one entry per URL, not per sighting)."""
 
     url: NonEmptyStr
     status: FetchStatus

@@ -1,6 +1,6 @@
 """`accounts` (who) and `venues` (where): rows identified by `(platform, platform_key)`.
 
-As built (SPEC §4, seed 004 C-1..C-4): no `source_urls`, and `platform_key` is required — a
+As built (SPEC §4): no `source_urls`, and `platform_key` is required — a
 generator that cannot produce a key for an account or venue does not return that object.
 """
 

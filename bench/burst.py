@@ -1,0 +1,321 @@
+"""Burst: N qualifying `token.flow` events published at once, the real daemon drains them.
+
+Starts `dagster-daemon run` (with its code server) on a temporary DAGSTER_HOME; the SolTracker and
+platform stand-ins run in this process on loopback and answer after --latency-ms per call. After a
+warm-up token, N tokens are published at once (each once). Reports tokens per minute from the
+publish to the last marker, the queue / process-start / run phases, CPU seconds per token (the
+daemon, its code server, the run workers and any Celery workers) and runs per token. The last line
+is `burst_tokens_per_min: <number>`.
+
+    .venv/bin/python bench/burst.py --tokens 200 [--latency-ms 300]
+        [--instance local|production]   # repo dagster.yaml on SQLite | deploy/dagster.yaml on Postgres
+        [--celery-run-workers K]        # runs launched as Celery tasks on K worker processes
+
+`--instance production` needs scripts/postgres.sh (started if it is not up); a database of the
+bench's own is created and dropped. Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an
+embedded SecantusDB served from here). The machine may be shared: the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pika
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e import ST_KEY, address, mongo, percentile, token  # noqa: E402
+
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer  # noqa: E402
+from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x  # noqa: E402
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture  # noqa: E402
+from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
+from socialrec_pipeline.stream.broker import (  # noqa: E402
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@contextlib.contextmanager
+def stand_ins(addresses: list[str], latency_ms: float):
+    servers = {
+        n: FixtureServer(latency_ms=latency_ms).start() for n in ("soltracker", "x", "github", "telegram", "apify")
+    }
+    SolTrackerFixture([token(a) for a in addresses], api_key=ST_KEY).install(servers["soltracker"])
+    x.demo_fixtures().register(servers["x"])
+    github.demo_fixtures().register(servers["github"])
+    telegram.register(servers["telegram"])
+    apify.register_demo(servers["apify"])
+    try:
+        yield {name: server.url for name, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+@contextlib.contextmanager
+def postgres_database():
+    """A database of the bench's own on the helper's PostgreSQL: the DAGSTER_POSTGRES_* values."""
+    import psycopg2
+    from psycopg2.extensions import parse_dsn
+
+    subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], check=True, timeout=120)
+    url = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "postgres.sh"), "url"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    parts, name = parse_dsn(url), f"dagster_bench_{uuid.uuid4().hex[:8]}"
+    admin = psycopg2.connect(url, connect_timeout=10)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield {
+            "DAGSTER_POSTGRES_HOST": parts.get("host", "127.0.0.1"),
+            "DAGSTER_POSTGRES_PORT": parts.get("port", "5432"),
+            "DAGSTER_POSTGRES_USER": parts.get("user", "postgres"),
+            "DAGSTER_POSTGRES_PASSWORD": parts.get("password") or "unused-with-trust-auth",
+            "DAGSTER_POSTGRES_DB": name,
+        }
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def group_cpu_seconds(pgids: set[int]) -> float:
+    """user+system CPU of the live processes of these process groups, with their reaped children."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in pgids:  # state, ppid, pgrp, ... utime stime cutime cstime
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    return total / ticks
+
+
+def spawn(command: list[str], env: dict, log: Path, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
+    parser.add_argument("--instance", choices=("local", "production"), default="local")
+    parser.add_argument(
+        "--celery-run-workers",
+        type=int,
+        default=0,
+        help="launch runs as Celery tasks (dagster-celery's run launcher) on this many workers",
+    )
+    parser.add_argument("--timeout", type=float, default=1800)
+    args = parser.parse_args()
+
+    env_name = f"bench{uuid.uuid4().hex[:8]}"
+    queue, exchange = queue_name_for(env_name), f"{EXCHANGE}.{env_name}"
+    celery_queue = f"socialrec-runs-{env_name}"
+    warmup, measured = address(), [address() for _ in range(args.tokens)]
+    home = Path(tempfile.mkdtemp(prefix="socialrec-burst-home-"))
+    instance_file = ROOT / ("deploy/dagster.yaml" if args.instance == "production" else "dagster.yaml")
+    config = yaml.safe_load(instance_file.read_text())
+    if args.celery_run_workers:
+        config["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())[
+            "run_launcher"
+        ]
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    db_name = f"bench_burst_{uuid.uuid4().hex[:6]}"
+    procs: list[subprocess.Popen] = []
+    with contextlib.ExitStack() as stack:
+        uri = stack.enter_context(mongo())
+        urls = stack.enter_context(stand_ins([warmup, *measured], args.latency_ms))
+        pg_env = stack.enter_context(postgres_database()) if args.instance == "production" else {}
+        client = open_client(uri)
+        db = open_database(client, db_name)
+        connection = open_connection(RABBITMQ_URL)
+        channel = declare_topology(connection, queue, exchange)
+        env = {
+            **os.environ,
+            **pg_env,
+            "DAGSTER_HOME": str(home),
+            "MONGODB_URI": uri,
+            "MONGODB_DATABASE": db_name,
+            "SOCIALREC_ENV": env_name,
+            "RABBITMQ_URL": RABBITMQ_URL,
+            "REDIS_URL": REDIS_URL,
+            "RABBITMQ_EXCHANGE": exchange,
+            "SOL_TRACKER_BASE_URL": urls["soltracker"],
+            "SOL_TRACKER_API_KEY": ST_KEY,
+            "TWITTERAPI_BASE_URL": urls["x"],
+            "TWITTERAPI_API_KEY": "bench-x-key",
+            "GITHUB_API_BASE_URL": urls["github"],
+            "TELEGRAM_BASE_URL": urls["telegram"],
+            "APIFY_BASE_URL": urls["apify"],
+            "APIFY_TOKEN": apify.DEMO_TOKEN,
+            "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL,
+            "SOCIALREC_CELERY_RUN_QUEUE": celery_queue,
+        }
+        try:
+            if args.celery_run_workers:
+                config_dir = home / "celery_config"
+                config_dir.mkdir()
+                (config_dir / "dagster_celery_config.py").write_text(
+                    textwrap.dedent(f"""
+                    broker_url = {RABBITMQ_URL!r}
+                    task_default_queue = {celery_queue!r}
+                    worker_prefetch_multiplier = 1
+                """)
+                )
+                worker_env = {**env, "PYTHONPATH": str(config_dir)}
+                for i in range(args.celery_run_workers):
+                    procs.append(spawn(
+                        [str(BIN / "celery"), "-A", "dagster_celery.app", "worker", "-Q", celery_queue,
+                         "--concurrency=1", "--prefetch-multiplier=1", "-n", f"run{i}-{env_name}@%h",
+                         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
+                        worker_env, home / f"worker{i}.log", ROOT,
+                    ))  # fmt: skip
+            procs.append(
+                spawn(
+                    [str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")],
+                    env,
+                    home / "daemon.log",
+                    home,
+                )
+            )
+
+            def publish(addr: str) -> float:
+                body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
+                channel.basic_publish(exchange, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
+                return time.time()
+
+            def wait_markers(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
+                pending = set(addrs)
+                while pending and time.time() < deadline:
+                    connection.process_data_events(time_limit=0)
+                    for doc in db["tokens"].find({"address": {"$in": list(pending)}}, {"address": 1}):
+                        seen[doc["address"]] = time.time()
+                        pending.discard(doc["address"])
+                    if any(p.poll() is not None for p in procs):
+                        raise SystemExit(f"a process exited; see {home}")
+                    time.sleep(0.5)
+
+            started = time.time()
+            publish(warmup)
+            warm: dict[str, float] = {}
+            wait_markers([warmup], warm, started + 300)
+            if not warm:
+                raise SystemExit(f"warm-up token never recorded; see {home}/daemon.log")
+            print(f"warm-up (daemon start + first run): {warm[warmup] - started:.1f} s", flush=True)
+            time.sleep(3)  # the warm-up run's process exits
+            pgids = {p.pid for p in procs}
+            cpu_from, load_from = group_cpu_seconds(pgids), os.getloadavg()
+            published_at = time.time()
+            for addr in measured:
+                publish(addr)
+            seen: dict[str, float] = {}
+            wait_markers(measured, seen, published_at + args.timeout)
+            time.sleep(2)  # the last runs finish writing their events
+            cpu = group_cpu_seconds(pgids) - cpu_from
+            load_to = os.getloadavg()
+        finally:
+            for proc in reversed(procs):
+                stop(proc)
+            channel.queue_delete(queue)
+            channel.queue_delete(dead_letter_queue(queue))
+            channel.exchange_delete(exchange)
+            if args.celery_run_workers:
+                channel.queue_delete(celery_queue)
+            connection.close()
+
+        from dagster import DagsterEventType, DagsterInstance, RunsFilter
+
+        os.environ.update({k: v for k, v in env.items() if k.startswith("DAGSTER_")})
+        phases: dict[str, list[float]] = {
+            "queue (created->launched)": [],
+            "process start (launched->started)": [],
+            "run (started->ended)": [],
+        }
+        with DagsterInstance.get() as instance:
+            records = instance.get_run_records(filters=RunsFilter(job_name="record_token_job"))
+            wanted = set(measured)
+            runs_of: dict[str, int] = {a: 0 for a in measured}
+            statuses: dict[str, int] = {}
+            for rec in records:
+                addrs = [a for a in rec.dagster_run.tags.get("socialrec/token_address", "").split(",") if a in wanted]
+                if not addrs:
+                    continue
+                for a in addrs:
+                    runs_of[a] += 1
+                statuses[rec.dagster_run.status.value] = statuses.get(rec.dagster_run.status.value, 0) + 1
+                created = rec.create_timestamp.timestamp()
+                starting = instance.get_records_for_run(
+                    rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING, limit=1
+                ).records
+                if starting and rec.start_time and rec.end_time:
+                    phases["queue (created->launched)"].append(starting[0].timestamp - created)
+                    phases["process start (launched->started)"].append(rec.start_time - starting[0].timestamp)
+                    phases["run (started->ended)"].append(rec.end_time - rec.start_time)
+        markers = {a: db["tokens"].count_documents({"address": a}) for a in measured}
+        client.drop_database(db_name)
+        client.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+    if len(seen) < len(measured):
+        raise SystemExit(f"only {len(seen)} of {len(measured)} markers within {args.timeout:.0f} s")
+    elapsed = max(seen.values()) - published_at
+    per_min = len(measured) / elapsed * 60
+    launcher = f"celery x{args.celery_run_workers}" if args.celery_run_workers else "default"
+    mode = f"instance={args.instance} launcher={launcher}"
+    print(f"{mode} tokens={len(measured)} latency_ms={args.latency_ms:g}")
+    before, after = (" ".join(f"{v:.2f}" for v in load) for load in (load_from, load_to))
+    print(f"load average before: {before}, after: {after}")
+    print(f"last marker after {elapsed:.1f} s; markers per token: {sorted(set(markers.values()))}")
+    print(f"runs: {sum(statuses.values())} {statuses}; runs per token: {sorted(set(runs_of.values()))}")
+    for phase, values in phases.items():
+        if values:
+            print(
+                f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s, "
+                f"sum {sum(values):.0f} s"
+            )
+    counted = "daemon, code server, run workers" + (", Celery workers" if args.celery_run_workers else "")
+    print(f"CPU seconds per token: {cpu / len(measured):.2f} ({counted})")
+    print(f"tokens per minute: {per_min:.1f}")
+    print(f"burst_tokens_per_min: {per_min:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""deploy/helm-values.yaml: the instance the official chart renders from it is a valid Dagster instance.
+
+There is no Kubernetes here, so the chart's instance ConfigMap (templates/configmap-instance.yaml
+and helpers/instance/*.tpl) is rendered by `chart_instance` for the keys the values file uses, then
+loaded with Dagster's own instance schema and each configured class's config schema
+(dagster-postgres storages, dagster-k8s's K8sRunLauncher, the QueuedRunCoordinator).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from dagster._config import process_config, resolve_to_config_type
+from dagster._core.instance.config import dagster_instance_config
+from dagster._serdes.config_class import class_from_code_pointer
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASE, NAMESPACE = "socialrec", "dagster"
+
+
+def values() -> dict:
+    return yaml.safe_load((ROOT / "deploy" / "helm-values.yaml").read_text())
+
+
+def storage(module: str, klass: str, config: dict) -> dict:
+    return {"module": f"dagster_postgres.{module}", "class": klass, "config": config}
+
+
+def threads(section: dict) -> dict:
+    return {"use_threads": section["useThreads"], "num_workers": section["numWorkers"]}
+
+
+def chart_instance(v: dict) -> dict:
+    """The chart's dagster.yaml for these values (the subset of the templates the values use)."""
+    pg = v["postgresql"]
+    pg_config = {
+        "postgres_db": {
+            "username": pg["postgresqlUsername"], "password": {"env": "DAGSTER_PG_PASSWORD"},
+            "hostname": pg["postgresqlHost"], "db_name": pg["postgresqlDatabase"], "port": pg["service"]["port"],
+            "params": pg.get("postgresqlParams") or {},
+            **({"scheme": pg["postgresqlScheme"]} if pg.get("postgresqlScheme") else {}),
+        }
+    }  # fmt: skip
+    launcher = v["runLauncher"]
+    assert launcher["type"] == "K8sRunLauncher"
+    k8s = launcher["config"]["k8sRunLauncher"]
+    daemon = v["dagsterDaemon"]
+    queued = daemon["runCoordinator"]["config"]["queuedRunCoordinator"]
+    runs, pools = v["concurrency"]["runs"], v["concurrency"]["pools"]
+    monitoring, retries = daemon["runMonitoring"], daemon["runRetries"]
+    return {
+        "scheduler": {"module": "dagster.core.scheduler", "class": "DagsterDaemonScheduler"},
+        "schedule_storage": storage("schedule_storage", "PostgresScheduleStorage", pg_config),
+        "run_storage": storage("run_storage", "PostgresRunStorage", pg_config),
+        "event_log_storage": storage("event_log", "PostgresEventLogStorage", pg_config),
+        "run_launcher": {
+            "module": "dagster_k8s", "class": "K8sRunLauncher",
+            "config": {
+                "load_incluster_config": k8s["loadInclusterConfig"], "job_namespace": NAMESPACE,
+                "image_pull_policy": k8s["imagePullPolicy"], "service_account_name": f"{RELEASE}-dagster",
+                "dagster_home": "/opt/dagster/dagster_home", "instance_config_map": f"{RELEASE}-dagster-instance",
+                "postgres_password_secret": v["global"]["postgresqlSecretName"],
+                "env_secrets": [s["name"] for s in k8s.get("envSecrets", [])],
+                "run_k8s_config": {"container_config": k8s["runK8sConfig"]["containerConfig"]},
+            },
+        },
+        "run_coordinator": {
+            "module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator",
+            "config": {
+                "dequeue_interval_seconds": queued["dequeueIntervalSeconds"],
+                "dequeue_use_threads": queued["dequeueUseThreads"],
+                "dequeue_num_workers": queued["dequeueNumWorkers"],
+            },
+        },
+        "concurrency": {
+            "pools": {"default_limit": pools["defaultLimit"]},
+            "runs": {
+                "max_concurrent_runs": runs["maxConcurrentRuns"],
+                "tag_concurrency_limits": runs["tagConcurrencyLimits"],
+            },
+        },
+        "run_monitoring": {
+            "enabled": monitoring["enabled"], "start_timeout_seconds": monitoring["startTimeoutSeconds"],
+            "cancel_timeout_seconds": monitoring["cancelTimeoutSeconds"],
+            "poll_interval_seconds": monitoring["pollIntervalSeconds"],
+            "free_slots_after_run_end_seconds": monitoring["freeSlotsAfterRunEndSeconds"],
+        },
+        "run_retries": {"enabled": retries["enabled"], "max_retries": retries["maxRetries"]},
+        "sensors": threads(daemon["sensors"]),
+        "schedules": threads(daemon["schedules"]),
+        "telemetry": {"enabled": v["telemetry"]["enabled"]},
+    }  # fmt: skip
+
+
+def test_the_charts_instance_for_our_values_loads_with_dagsters_schema(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSTER_PG_PASSWORD", "from-the-secret")
+    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(chart_instance(values())))
+
+    config, _ = dagster_instance_config(str(tmp_path))  # raises on anything the schema rejects
+
+    # Each configured class accepts its config (constructing them would need a cluster and a database).
+    for key in ("run_storage", "event_log_storage", "schedule_storage", "run_launcher", "run_coordinator"):
+        section = config[key]
+        module = section["module"].replace("dagster.core.", "dagster._core.")  # the public alias Dagster resolves
+        klass = class_from_code_pointer(module, section["class"])
+        result = process_config(resolve_to_config_type(klass.config_type()), section.get("config") or {})
+        assert result.success, (key, [e.message for e in result.errors])
+
+
+def test_a_wrong_key_in_the_values_is_caught(tmp_path):
+    broken = values()
+    broken["concurrency"]["runs"]["tagConcurrencyLimits"][0]["limt"] = 1
+    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(chart_instance(broken)))
+    with pytest.raises(Exception, match="limt"):
+        dagster_instance_config(str(tmp_path))
+
+
+def test_the_cluster_keeps_the_limits_of_deploy_dagster_yaml():
+    instance = yaml.safe_load((ROOT / "deploy" / "dagster.yaml").read_text())
+    rendered = chart_instance(values())
+    assert rendered["concurrency"] == instance["concurrency"]
+    assert rendered["run_coordinator"] == instance["run_coordinator"]
+    assert (
+        rendered["run_storage"]["config"]["postgres_db"]["scheme"]
+        == instance["storage"]["postgres"]["postgres_db"]["scheme"]
+    )
+    for key in ("max_retries", "enabled"):
+        assert rendered["run_retries"][key] == instance["run_retries"][key]
+    # The daemon is one process per deployment: the chart has no replica count for it, and the
+    # values must not try to add one.
+    assert "replicaCount" not in values()["dagsterDaemon"]
