@@ -1,4 +1,4 @@
-"""token.flow message validation at the boundary (SPEC §2.1)."""
+"""token.flow message validation at the boundary (contracts/token-flow-event.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Canned Apify answers in the documented shapes (SPEC §2.3), for tests and the
+"""Canned Apify answers in the documented shapes (contracts/platform-apis.md), for tests and the
 offline demo. Builders return fresh dicts; `register_actor` / `register_demo` add routes to a
 `FixtureServer` that answer `POST /v2/acts/{actor}/run-sync-get-dataset-items?token=…`.
 """

@@ -1,7 +1,7 @@
 # The page templates copy the markup of the real preview pages line for line; wrapping them
 # would change the served HTML, so the line-length rule does not apply to this file.
 # ruff: noqa: E501
-"""t.me preview-page stand-in: HTML in the shape the public preview pages have (SPEC §2.3, Telegram).
+"""t.me preview-page stand-in: HTML in the shape the public preview pages have (contracts § Telegram).
 
 Page kinds as Telegram serves them: a public channel (count line "N subscribers", "View in
 Telegram", and the "Preview channel" context link to `/s/{name}`), a public group ("N members, M
