@@ -31,7 +31,7 @@ import os
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -64,7 +64,14 @@ from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
 from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 from socialrec_pipeline.store.client import open_client, open_database
-from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for
+from socialrec_pipeline.stream.broker import (
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
+)
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -73,8 +80,12 @@ WINDOW = "2026-11-30-02:00"
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 VIDEO = "https://www.tiktok.com/@moonkol/video/{}"
 POST = "https://www.instagram.com/p/C1aBcDeFgHi/"
-JOBS = {"record_token_job": record_token_job, "reconcile_job": reconcile_job, "retry_job": retry_job,
-        "metric_refresh_job": metric_refresh_job}
+JOBS = {
+    "record_token_job": record_token_job,
+    "reconcile_job": reconcile_job,
+    "retry_job": retry_job,
+    "metric_refresh_job": metric_refresh_job,
+}
 
 
 def address() -> str:
@@ -112,7 +123,9 @@ class Bench:
         register_short_link(self.server, "/TkVid01", VIDEO.format("7350000000000000001"))
         register_short_link(self.server, "/r/solana/s/IgPost01", POST)
         telegram_fixtures.register(self.server)  # catch-all: last
-        self.guard = PaidCreditGuard(open_redis(REDIS_URL), scope=paid_account_scope(self.server.url, apify_fixtures.DEMO_TOKEN))
+        self.guard = PaidCreditGuard(
+            open_redis(REDIS_URL), scope=paid_account_scope(self.server.url, apify_fixtures.DEMO_TOKEN)
+        )
         self.client = open_client(uri)
         self.db = open_database(self.client, f"bench_cost_{uuid.uuid4().hex[:6]}")
         self.instance = dg.DagsterInstance.ephemeral()
@@ -133,7 +146,8 @@ class Bench:
 
     def record(self, a: str, *, paid: bool) -> dg.ExecuteInProcessResult:
         return record_token_job.execute_in_process(
-            run_config={"ops": {"prepare": {"config": {"token_address": a}}}}, resources=self.res(paid=paid),
+            run_config={"ops": {"prepare": {"config": {"token_address": a}}}},
+            resources=self.res(paid=paid),
             instance=self.instance,
         )
 
@@ -153,8 +167,14 @@ def stream(bench: Bench, tokens: list[str]) -> str:
     channel = declare_topology(connection, queue, exchange)
     try:
         for a in tokens:
-            body = {"tokenAddress": a, "totalInvestedAlphaFinders": 6, "firstFlowTimestamp": "2026-11-29T21:14:03.512Z",
-                    "symbol": "BENCH", "afGroupId": "g-main", "flowAt": 1796245200000}
+            body = {
+                "tokenAddress": a,
+                "totalInvestedAlphaFinders": 6,
+                "firstFlowTimestamp": "2026-11-29T21:14:03.512Z",
+                "symbol": "BENCH",
+                "afGroupId": "g-main",
+                "flowAt": 1796245200000,
+            }
             channel.basic_publish(exchange, ROUTING_KEY, json.dumps(body).encode())
         sensor_resources = {
             "mongo": MongoResource(uri=bench.uri, database=bench.db.name),
@@ -169,7 +189,10 @@ def stream(bench: Bench, tokens: list[str]) -> str:
         statuses: dict[str, int] = {}
         for request in requests:
             run = record_token_job.execute_in_process(
-                run_config=request.run_config, resources=bench.res(paid=False), instance=bench.instance, tags=request.tags,
+                run_config=request.run_config,
+                resources=bench.res(paid=False),
+                instance=bench.instance,
+                tags=request.tags,
             )
             assert run.success
             for status, n in run.output_for_node("write_marker").items():
@@ -192,13 +215,17 @@ def refused_run_configs(bench: Bench) -> str:
     a = bench.token(discord=VIDEO.format("7350000000000000001"))
     configs = {
         "record_token_job": {**attempt, "ops": {"prepare": {"config": {"token_address": a}}}},
-        "reconcile_job": attempt, "retry_job": attempt, "metric_refresh_job": attempt,
+        "reconcile_job": attempt,
+        "retry_job": attempt,
+        "metric_refresh_job": attempt,
     }
     for name, job in JOBS.items():
         kwargs = {"partition_key": WINDOW} if name == "reconcile_job" else {}
         kwargs = {"partition_key": "skipped_paid"} if name == "retry_job" else kwargs
         try:
-            job.execute_in_process(run_config=configs[name], resources=bench.res(paid=False), instance=bench.instance, **kwargs)
+            job.execute_in_process(
+                run_config=configs[name], resources=bench.res(paid=False), instance=bench.instance, **kwargs
+            )
         except dg.DagsterInvalidConfigError:
             refused += 1
     return f"{refused} of {len(JOBS)} jobs refused the run config before starting"
@@ -211,8 +238,14 @@ def out_of_credit_race(bench: Bench) -> tuple[int, int, int]:
     bench.apify.ok_calls, bench.apify.ok_delay_s = 1, 0.3
     tokens = []
     for base in (7350000000000000301, 7350000000000000401):
-        tokens.append(bench.token(website=VIDEO.format(base), twitter=VIDEO.format(base + 1),
-                                  telegram=VIDEO.format(base + 2), discord="https://t.co/TkVid01"))
+        tokens.append(
+            bench.token(
+                website=VIDEO.format(base),
+                twitter=VIDEO.format(base + 1),
+                telegram=VIDEO.format(base + 2),
+                discord="https://t.co/TkVid01",
+            )
+        )
     barrier = threading.Barrier(len(tokens))
     outcomes = []
 
@@ -220,7 +253,9 @@ def out_of_credit_race(bench: Bench) -> tuple[int, int, int]:
         with dg.DagsterInstance.ephemeral() as own:
             barrier.wait()
             result = record_token_job.execute_in_process(
-                run_config={"ops": {"prepare": {"config": {"token_address": a}}}}, resources=bench.res(paid=True), instance=own,
+                run_config={"ops": {"prepare": {"config": {"token_address": a}}}},
+                resources=bench.res(paid=True),
+                instance=own,
             )
             outcomes.append(result.success)
 
@@ -240,34 +275,54 @@ def out_of_credit_race(bench: Bench) -> tuple[int, int, int]:
 def main() -> None:
     from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 
-    print(f"# {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; loopback stand-ins, real Redis/RabbitMQ/MongoDB", flush=True)
+    print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; loopback stand-ins, real Redis/RabbitMQ/MongoDB", flush=True)
     with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
         bench = Bench(uri)
         try:
             with short_links_resolved_by(bench.server.url):
                 total = 0
-                direct = [bench.token(discord=VIDEO.format("7350000000000000001"), website=POST, last_transfer="2026-11-30T02:10:00Z"),
-                          bench.token(twitter="https://www.instagram.com/moonproject", last_transfer="2026-11-30T02:20:00Z")]
+                direct = [
+                    bench.token(
+                        discord=VIDEO.format("7350000000000000001"), website=POST, last_transfer="2026-11-30T02:10:00Z"
+                    ),
+                    bench.token(twitter="https://www.instagram.com/moonproject", last_transfer="2026-11-30T02:20:00Z"),
+                ]
                 total += bench.counted("stream, direct paid URLs", lambda: stream(bench, direct))
-                short = [bench.token(twitter="https://t.co/TkVid01", telegram="https://vm.tiktok.com/ZMabc123/",
-                                     discord="https://www.reddit.com/r/solana/s/IgPost01")]
+                short = [
+                    bench.token(
+                        twitter="https://t.co/TkVid01",
+                        telegram="https://vm.tiktok.com/ZMabc123/",
+                        discord="https://www.reddit.com/r/solana/s/IgPost01",
+                    )
+                ]
                 total += bench.counted(
                     "stream, short links to paid targets",
-                    lambda: f"{stream(bench, short)}; attempts counted {attempts(bench, short)}; short-link requests "
-                            f"t.co {len(bench.server.calls('/TkVid01'))}, vm.tiktok.com {len(bench.server.calls('/ZMabc123'))}",
+                    lambda: (
+                        f"{stream(bench, short)}; attempts counted {attempts(bench, short)}; short-link requests "
+                        f"t.co {len(bench.server.calls('/TkVid01'))}, "
+                        f"vm.tiktok.com {len(bench.server.calls('/ZMabc123'))}"
+                    ),
                 )
-                missed = [bench.token(discord=VIDEO.format("7350000000000000002"), twitter="https://t.co/TkVid01",
-                                      last_transfer="2026-11-30T02:40:00Z")]
+                # A token the stream missed: only the upstream knows it, so only the reconcile records it.
+                bench.token(
+                    discord=VIDEO.format("7350000000000000002"),
+                    twitter="https://t.co/TkVid01",
+                    last_transfer="2026-11-30T02:40:00Z",
+                )
 
                 def reconcile() -> str:
-                    run = reconcile_job.execute_in_process(partition_key=WINDOW, resources=bench.res(paid=False), instance=bench.instance)
-                    md = run.output_for_node('reconcile_window')
+                    run = reconcile_job.execute_in_process(
+                        partition_key=WINDOW, resources=bench.res(paid=False), instance=bench.instance
+                    )
+                    md = run.output_for_node("reconcile_window")
                     return "window " + ", ".join(f"{k} {v}" for k, v in md.items())
 
                 total += bench.counted("reconcile", reconcile)
 
                 def retry() -> str:
-                    run = retry_job.execute_in_process(partition_key="skipped_paid", resources=bench.res(paid=False), instance=bench.instance)
+                    run = retry_job.execute_in_process(
+                        partition_key="skipped_paid", resources=bench.res(paid=False), instance=bench.instance
+                    )
                     return f"URL statuses {run.output_for_node('retry_urls')}"
 
                 total += bench.counted("retry of skipped_paid", retry)
@@ -276,15 +331,20 @@ def main() -> None:
                 assert bench.record(linked, paid=True).success
 
                 def refresh() -> str:
-                    run = metric_refresh_job.execute_in_process(resources=bench.res(paid=False), instance=bench.instance)
+                    run = metric_refresh_job.execute_in_process(
+                        resources=bench.res(paid=False), instance=bench.instance
+                    )
                     return f"{run.output_for_node('refresh_metrics')}"
 
                 total += bench.counted("metric refresh", refresh)
                 total += bench.counted("run config that tries to enable paid", lambda: refused_run_configs(bench))
                 calls, after, in_flight = out_of_credit_race(bench)
-                print(f"paid on, out of credit after the first call, two runs in flight: {calls} paid calls; "
-                      f"calls_after_out_of_credit={after} (in flight when the guard tripped: {in_flight}, "
-                      f"started after it: {after - in_flight})", flush=True)
+                print(
+                    f"paid on, out of credit after the first call, two runs in flight: {calls} paid calls; "
+                    f"calls_after_out_of_credit={after} (in flight when the guard tripped: {in_flight}, "
+                    f"started after it: {after - in_flight})",
+                    flush=True,
+                )
         finally:
             bench.close()
     print(f"paid_calls_while_off: {total}")

@@ -34,7 +34,12 @@ from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
-    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +55,12 @@ def address() -> str:
 
 def token(addr: str) -> dict:
     return upstream_token(
-        addr, symbol="BENCH", website="https://bench.example", twitter="https://x.com/kolguy",
-        telegram="t.me/pumpchannel", discord="https://github.com/pumpdev/pump-sdk",
+        addr,
+        symbol="BENCH",
+        website="https://bench.example",
+        twitter="https://x.com/kolguy",
+        telegram="t.me/pumpchannel",
+        discord="https://github.com/pumpdev/pump-sdk",
     )
 
 
@@ -100,8 +109,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=10)
     parser.add_argument("--spacing", type=float, default=1.5, help="seconds between tokens' events")
     parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument("--idle-seconds", type=float, default=0,
-                        help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)")
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=0,
+        help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)",
+    )
     args = parser.parse_args()
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
@@ -119,19 +132,32 @@ def main() -> None:
         connection = open_connection(RABBITMQ_URL)
         channel = declare_topology(connection, queue, exchange)  # so no event is published before the queue exists
         env = {
-            **os.environ, "DAGSTER_HOME": str(home), "MONGODB_URI": uri, "MONGODB_DATABASE": db_name,
-            "SOCIALREC_ENV": env_name, "RABBITMQ_URL": RABBITMQ_URL, "REDIS_URL": REDIS_URL,
+            **os.environ,
+            "DAGSTER_HOME": str(home),
+            "MONGODB_URI": uri,
+            "MONGODB_DATABASE": db_name,
+            "SOCIALREC_ENV": env_name,
+            "RABBITMQ_URL": RABBITMQ_URL,
+            "REDIS_URL": REDIS_URL,
             "RABBITMQ_EXCHANGE": exchange,
-            "SOL_TRACKER_BASE_URL": urls["soltracker"], "SOL_TRACKER_API_KEY": ST_KEY,
-            "TWITTERAPI_BASE_URL": urls["x"], "TWITTERAPI_API_KEY": "bench-x-key",
-            "GITHUB_API_BASE_URL": urls["github"], "TELEGRAM_BASE_URL": urls["telegram"],
-            "APIFY_BASE_URL": urls["apify"], "APIFY_TOKEN": apify.DEMO_TOKEN,
+            "SOL_TRACKER_BASE_URL": urls["soltracker"],
+            "SOL_TRACKER_API_KEY": ST_KEY,
+            "TWITTERAPI_BASE_URL": urls["x"],
+            "TWITTERAPI_API_KEY": "bench-x-key",
+            "GITHUB_API_BASE_URL": urls["github"],
+            "TELEGRAM_BASE_URL": urls["telegram"],
+            "APIFY_BASE_URL": urls["apify"],
+            "APIFY_TOKEN": apify.DEMO_TOKEN,
         }
-        log = open(home / "daemon.log", "w")
+        log = open(home / "daemon.log", "w")  # noqa: SIM115 -- the daemon writes to it until the finally below closes it
         try:
             daemon = subprocess.Popen(
                 [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")],
-                cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=home,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
             def publish(addr: str) -> float:
@@ -143,7 +169,9 @@ def main() -> None:
             def marker_times(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
                 while len(seen) < len(addrs) and time.time() < deadline:
                     connection.process_data_events(time_limit=0)  # keep the broker connection alive
-                    for doc in db["tokens"].find({"address": {"$in": [a for a in addrs if a not in seen]}}, {"address": 1}):
+                    for doc in db["tokens"].find(
+                        {"address": {"$in": [a for a in addrs if a not in seen]}}, {"address": 1}
+                    ):
                         seen[doc["address"]] = time.time()
                     time.sleep(0.2)
 
@@ -198,8 +226,10 @@ def main() -> None:
             # (created -> dequeued and launched: RUN_STARTING), process start (-> the run worker's
             # RUN_STARTED), run (-> RUN_SUCCESS/FAILURE), and marker seen by this poller.
             phases: dict[str, list[float]] = {
-                "pick-up (publish->run created)": [], "queue (created->launched)": [],
-                "process start (launched->started)": [], "queue+start (created->started)": [],
+                "pick-up (publish->run created)": [],
+                "queue (created->launched)": [],
+                "process start (launched->started)": [],
+                "queue+start (created->started)": [],
                 "run (started->ended)": [],
             }
             by_token: dict[str, str] = {}
@@ -207,8 +237,10 @@ def main() -> None:
                 addr = rec.dagster_run.tags.get("socialrec/token_address")
                 if addr in published and rec.start_time and rec.end_time:
                     created = rec.create_timestamp.timestamp()
-                    by_token[addr] = (f"created +{created - published[addr]:.1f} s, started "
-                                      f"+{rec.start_time - published[addr]:.1f} s, ended +{rec.end_time - published[addr]:.1f} s")
+                    by_token[addr] = (
+                        f"created +{created - published[addr]:.1f} s, started "
+                        f"+{rec.start_time - published[addr]:.1f} s, ended +{rec.end_time - published[addr]:.1f} s"
+                    )
                     phases["pick-up (publish->run created)"].append(created - published[addr])
                     starting = instance.get_records_for_run(
                         rec.dagster_run.run_id, of_type=DagsterEventType.RUN_STARTING, limit=1
@@ -220,9 +252,14 @@ def main() -> None:
                     phases["queue+start (created->started)"].append(rec.start_time - created)
                     phases["run (started->ended)"].append(rec.end_time - rec.start_time)
             failed = [
-                (rec.dagster_run, instance.get_records_for_run(
-                    rec.dagster_run.run_id, of_type=DagsterEventType.RUN_FAILURE, limit=1).records)
-                for rec in records if rec.dagster_run.status != DagsterRunStatus.SUCCESS
+                (
+                    rec.dagster_run,
+                    instance.get_records_for_run(
+                        rec.dagster_run.run_id, of_type=DagsterEventType.RUN_FAILURE, limit=1
+                    ).records,
+                )
+                for rec in records
+                if rec.dagster_run.status != DagsterRunStatus.SUCCESS
             ]
             tick_gaps: list[float] = []
             tick_durations: list[float] = []
@@ -230,7 +267,7 @@ def main() -> None:
             for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
                 ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=published_from)
                 stamps = sorted(t.timestamp for t in ticks)
-                tick_gaps += [b - a for a, b in zip(stamps, stamps[1:])]
+                tick_gaps += [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
                 tick_durations += [t.end_timestamp - t.timestamp for t in ticks if t.end_timestamp]
                 if idle:
                     idle_ticks += sum(1 for t in stamps if idle[0] <= t < idle[1])
@@ -245,8 +282,10 @@ def main() -> None:
     latencies = [seen[a] - published[a] for a in measured if a in seen]
     shutil.rmtree(home, ignore_errors=True)
     print(f"tokens: {len(measured)} (each published twice), recorded: {len(latencies)}")
-    print(f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); warm-up token: "
-          f"{warmup_runs}; other: {len(untracked)}; run statuses: {statuses}")
+    print(
+        f"runs per token: {sorted(set(per_token.values()))} (max {max(per_token.values())}); warm-up token: "
+        f"{warmup_runs}; other: {len(untracked)}; run statuses: {statuses}"
+    )
     for r in untracked:
         print(f"  other run: {r.run_id[:8]} {r.status.value} tags {dict(r.tags)}")
     if not latencies:
@@ -256,22 +295,31 @@ def main() -> None:
         why = failure[0].event_log_entry.message if failure else ""
         print(f"  not successful: {run.run_id[:8]} ({which}) {run.status.value} {why[:200]}")
     if tick_gaps:
-        print(f"sensor ticks: {len(tick_gaps) + 1}, gap between tick starts p50 {percentile(tick_gaps, 0.5):.1f} s, "
-              f"max {max(tick_gaps):.1f} s; tick duration p50 {percentile(tick_durations, 0.5):.2f} s")
+        print(
+            f"sensor ticks: {len(tick_gaps) + 1}, gap between tick starts p50 {percentile(tick_gaps, 0.5):.1f} s, "
+            f"max {max(tick_gaps):.1f} s; tick duration p50 {percentile(tick_durations, 0.5):.2f} s"
+        )
     if idle:
         seconds = idle[1] - idle[0]
-        print(f"idle {seconds:.0f} s: {idle_ticks} sensor ticks; daemon + code server CPU {idle[2]:.2f} s "
-              f"({100 * idle[2] / seconds:.1f}% of one core)")
+        print(
+            f"idle {seconds:.0f} s: {idle_ticks} sensor ticks; daemon + code server CPU {idle[2]:.2f} s "
+            f"({100 * idle[2] / seconds:.1f}% of one core)"
+        )
     print("breakdown (per measured run):")
     for phase, values in phases.items():
         if values:
             print(f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s")
     slowest = max((a for a in measured if a in seen), key=lambda a: seen[a] - published[a], default=None)
     if slowest:
-        print(f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; run {by_token.get(slowest, 'n/a')}")
+        print(
+            f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; "
+            f"run {by_token.get(slowest, 'n/a')}"
+        )
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
-          f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s")
+    print(
+        f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
+        f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s"
+    )
     print(f"publish_to_marker_p50_s: {percentile(latencies, 0.5):.2f}")
 
 

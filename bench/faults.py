@@ -23,6 +23,7 @@ the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -34,7 +35,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -112,10 +113,8 @@ class Outbound:
 
         def listen(sock, *args):
             result = monitor._orig_listen(sock, *args)
-            try:
+            with contextlib.suppress(OSError):
                 monitor._listening.add(sock.getsockname()[1])
-            except OSError:
-                pass
             return result
 
         def connect(sock, addr):
@@ -244,7 +243,7 @@ class Expect:
 class World:
     """A queue, an exchange and a database of one scenario's own, on the bench's services."""
 
-    def __init__(self, bench: "Bench", name: str) -> None:
+    def __init__(self, bench: Bench, name: str) -> None:
         self.bench = bench
         self.env = f"faults{uuid.uuid4().hex[:8]}"
         self.exchange = f"{EXCHANGE}.{self.env}"
@@ -333,10 +332,8 @@ class World:
                 method, _props, body = channel.basic_get(self.queue, auto_ack=False)
                 if method is None:
                     break
-                try:
+                with contextlib.suppress(Exception):  # a malformed body is simply not counted
                     found.add(json.loads(body)["tokenAddress"])
-                except Exception:  # noqa: BLE001
-                    pass
         finally:
             connection.close()  # everything read goes back to the queue
         return found, depth
@@ -423,9 +420,16 @@ class World:
             return {}
 
     # -- upstream -----------------------------------------------------------------------------
-    def token(self, *, website: str | None = "https://project.example/", twitter: str | None = "x.com/kolguy",
-              first_flow: str = "2026-11-29T21:14:03Z", expect: dict[str, set[str]] | None = None,
-              known: bool = True, **socials) -> str:
+    def token(
+        self,
+        *,
+        website: str | None = "https://project.example/",
+        twitter: str | None = "x.com/kolguy",
+        first_flow: str = "2026-11-29T21:14:03Z",
+        expect: dict[str, set[str]] | None = None,
+        known: bool = True,
+        **socials,
+    ) -> str:
         addr = address()
         if known:
             self.bench.stand_ins.soltracker.put(
@@ -533,9 +537,7 @@ class Bench:
         self.outbound.install()
         self.instance = dg.DagsterInstance.ephemeral()
         # The sensor's own backoff, without its minutes: what failed is relaunched on the next tick.
-        token_flow.TICK_LIMITS = TickLimits(
-            max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6
-        )
+        token_flow.TICK_LIMITS = TickLimits(max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6)
 
     def stop(self) -> None:
         if self.instance is not None:
@@ -590,7 +592,7 @@ def duplicates_out_of_order(w: World, row: Row) -> None:
     times = ["2026-11-29T21:00:00Z", "2026-11-29T20:00:00Z", "2026-11-29T22:30:00Z", "2026-11-29T19:45:00Z"]
     tokens = [w.token() for _ in range(5)]
     for addr in tokens:
-        w.expected[addr].first_transfer_at = datetime(2026, 11, 29, 19, 45, tzinfo=timezone.utc)
+        w.expected[addr].first_transfer_at = datetime(2026, 11, 29, 19, 45, tzinfo=UTC)
     bodies = [flow(a, firstFlowTimestamp=t) for a in tokens for t in times[:3]]
     random.shuffle(bodies)
     w.publish(*bodies)
@@ -743,24 +745,57 @@ def _hang(request):
 def hostile_urls(w: World, row: Row) -> None:
     sink = int(w.bench.stand_ins.sink.url.rsplit(":", 1)[1])
     hostile = [
-        f"http://127.0.0.1:{sink}/admin", f"http://localhost:{sink}/", f"https://127.0.0.1:{sink}/",
-        "http://169.254.169.254/latest/meta-data/iam/", f"http://[::1]:{sink}/", f"https://x.com@127.0.0.1:{sink}/",
-        f"https://t.co@127.0.0.1:{sink}/abc", f"http://0x7f000001:{sink}/", f"http://2130706433:{sink}/",
-        "file:///etc/passwd", f"gopher://127.0.0.1:{sink}/_INFO", "javascript:alert(1)",
-        f"https://t.co:{sink}/abc", f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy", "https://x.com/kolguy/../../admin",
-        "https://twitter.com/" + "a" * 5000, "https://youtube.com/watch?v=<script>alert(1)</script>",
-        "https://t.me/\u202eevil", f"ftp://127.0.0.1:{sink}/", "data:text/html,<h1>x</h1>",
-        f"https://github.com:{sink}/pumpdev", f"https://www.reddit.com:{sink}/r/solana", f"http://127.1:{sink}/",
-        f"https://youtu.be:{sink}/dQw4w9WgXcQ", "https://vm.tiktok.com@127.0.0.1/abc", f"http://0.0.0.0:{sink}/",
-        f"https://[::ffff:127.0.0.1]:{sink}/", "https://x.com/i/communities/1790000000000000042@evil.example",
-        "\\\\127.0.0.1\\share", f"https://t.me:{sink}/pumpchannel",
+        f"http://127.0.0.1:{sink}/admin",
+        f"http://localhost:{sink}/",
+        f"https://127.0.0.1:{sink}/",
+        "http://169.254.169.254/latest/meta-data/iam/",
+        f"http://[::1]:{sink}/",
+        f"https://x.com@127.0.0.1:{sink}/",
+        f"https://t.co@127.0.0.1:{sink}/abc",
+        f"http://0x7f000001:{sink}/",
+        f"http://2130706433:{sink}/",
+        "file:///etc/passwd",
+        f"gopher://127.0.0.1:{sink}/_INFO",
+        "javascript:alert(1)",
+        f"https://t.co:{sink}/abc",
+        f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy",
+        "https://x.com/kolguy/../../admin",
+        "https://twitter.com/" + "a" * 5000,
+        "https://youtube.com/watch?v=<script>alert(1)</script>",
+        "https://t.me/\u202eevil",
+        f"ftp://127.0.0.1:{sink}/",
+        "data:text/html,<h1>x</h1>",
+        f"https://github.com:{sink}/pumpdev",
+        f"https://www.reddit.com:{sink}/r/solana",
+        f"http://127.1:{sink}/",
+        f"https://youtu.be:{sink}/dQw4w9WgXcQ",
+        "https://vm.tiktok.com@127.0.0.1/abc",
+        f"http://0.0.0.0:{sink}/",
+        f"https://[::ffff:127.0.0.1]:{sink}/",
+        "https://x.com/i/communities/1790000000000000042@evil.example",
+        "\\\\127.0.0.1\\share",
+        f"https://t.me:{sink}/pumpchannel",
     ]
-    any_status = {"ok", "not_found", "blocked", "suspended", "invalid", "exhausted", "error", "unsupported", "skipped_paid"}
+    any_status = {
+        "ok",
+        "not_found",
+        "blocked",
+        "suspended",
+        "invalid",
+        "exhausted",
+        "error",
+        "unsupported",
+        "skipped_paid",
+    }
     fields = ("website", "twitter", "telegram", "discord")
     for i in range(0, len(hostile), 3):
-        chunk = hostile[i:i + 3]
-        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk))))
-        addr = w.token(website="https://project.example/", expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}}, **socials)
+        chunk = hostile[i : i + 3]
+        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk)), strict=True))
+        addr = w.token(
+            website="https://project.example/",
+            expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}},
+            **socials,
+        )
         w.publish(flow(addr))
     w.bench.stand_ins.sink.reset_log()
     w.settle()
@@ -782,7 +817,10 @@ SCENARIOS = {
     "soltracker_timeout": soltracker_timeout,
     "soltracker_bad_shape": soltracker_bad_shape,
     "platform_5xx": _platform_fault("fault5xx", lambda r: Reply.json({"status": "error", "msg": "boom"}, status=502)),
-    "platform_429": _platform_fault("fault429", lambda r: Reply.json({"status": "error", "msg": "slow down"}, status=429, headers={"Retry-After": "1"})),
+    "platform_429": _platform_fault(
+        "fault429",
+        lambda r: Reply.json({"status": "error", "msg": "slow down"}, status=429, headers={"Retry-After": "1"}),
+    ),
     "platform_hang": _platform_fault("faulthang", _hang),
     "platform_bad_body": _platform_fault("faultbody", lambda r: Reply.html("<html><body>Bad gateway</body></html>")),
     "hostile_urls": hostile_urls,
@@ -794,7 +832,8 @@ def main() -> int:
     parser.add_argument("--port-base", type=int, default=int(os.environ.get("SOCIALREC_FAULTS_PORT_BASE", "21200")))
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument(
-        "--shared-broker", action="store_true",
+        "--shared-broker",
+        action="store_true",
         help="use an exchange and queues of the bench's own on RABBITMQ_URL instead of a second node "
         "(the broker scenarios are then skipped)",
     )
@@ -807,10 +846,16 @@ def main() -> int:
     try:
         bench.start()
         if bench.broker_skip:
-            print(f"broker: shared broker, exchange and queues of the bench's own; broker-restart scenarios skipped: {bench.broker_skip}")
+            print(
+                "broker: shared broker, exchange and queues of the bench's own; "
+                f"broker-restart scenarios skipped: {bench.broker_skip}"
+            )
         else:
             print(f"broker: own RabbitMQ node {bench.rabbit.node} on port {bench.rabbit.port}")
-        header = f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} {'outb':>4} {'sec':>6}  note"
+        header = (
+            f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} "
+            f"{'outb':>4} {'sec':>6}  note"
+        )
         print(header)
         for name in names:
             row = bench.scenario(name, SCENARIOS[name])
@@ -819,17 +864,18 @@ def main() -> int:
                 print(f"{name:32} skipped: {row.skipped}")
                 continue
             print(
-                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} {row.duplicated:4d} "
-                f"{row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
+                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} "
+                f"{row.duplicated:4d} {row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
                 flush=True,
             )
     finally:
         bench.stop()
     ran = [r for r in rows if not r.skipped]
     print(
-        f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} {sum(r.recorded for r in ran):4d} "
-        f"{sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} {sum(r.wrong for r in ran):5d} "
-        f"{sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  {len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
+        f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} "
+        f"{sum(r.recorded for r in ran):4d} {sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} "
+        f"{sum(r.wrong for r in ran):5d} {sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  "
+        f"{len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
     )
     if os.environ.get("FAULTS_DEBUG"):
         print("unexpected connections:", Counter(bench.outbound.unexpected).most_common(10))

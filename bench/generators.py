@@ -15,7 +15,7 @@ import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from socialrec_pipeline.providers.base import GenerateOptions, Generator
 from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceType
@@ -142,7 +142,7 @@ CASES: list[Case] = [
 
 
 def measure(case: Case, n: int) -> float:
-    observed_at = datetime.now(timezone.utc)
+    observed_at = datetime.now(UTC)
     options = GenerateOptions(enable_community=True)
     with FixtureServer() as server:
         generator, urls, close = case.setup(server)

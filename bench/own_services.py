@@ -12,6 +12,7 @@ launcher script starts the Erlang VM as a grandchild): the signal goes to that o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -80,14 +81,18 @@ class OwnService:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def start(self) -> "OwnService":
+    def start(self) -> OwnService:
         if self.running:
             return self
         if not port_free(self.port):
             raise RuntimeError(f"port {self.port} is taken: pick another base port for {self.name}")
-        log = open(Path(self.workdir) / f"{self.name}.log", "ab")
+        log = open(Path(self.workdir) / f"{self.name}.log", "ab")  # noqa: SIM115 -- handed to the child, closed below
         self.proc = subprocess.Popen(
-            self.command(), env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            self.command(),
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             cwd=self.workdir,
         )
         log.close()
@@ -101,10 +106,8 @@ class OwnService:
     def _signal(self, sig: int) -> None:
         if self.proc is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)  # the child's own session: it and what it spawned
-        except ProcessLookupError:
-            pass
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no flush — what a crash or an OOM kill does."""
@@ -159,8 +162,20 @@ class OwnRedis(OwnService):
     def command(self) -> list[str]:
         return [
             shutil.which("redis-server") or "redis-server",
-            "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", self.workdir, "--daemonize", "no", "--loglevel", "warning",
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self.workdir,
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
         ]
 
     def ready(self) -> bool:
@@ -186,7 +201,14 @@ class OwnSecantus(OwnService):
         exe = _BIN / "secantusd-py"
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "secantus"]
         return cmd + [
-            "--host", "127.0.0.1", "--port", str(self.port), "--storage-path", self.storage, "--log-level", "WARNING",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--storage-path",
+            self.storage,
+            "--log-level",
+            "WARNING",
         ]
 
     def ready(self) -> bool:
@@ -263,7 +285,10 @@ class OwnRabbit(OwnService):
         if self.running:
             subprocess.run(
                 [str(RABBITMQ_BIN / "rabbitmqctl"), "-n", self.node, "stop"],
-                env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout,
+                env=self.env(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=timeout,
                 check=False,
             )
         super().stop(timeout)

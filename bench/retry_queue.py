@@ -19,7 +19,7 @@ import random
 import statistics
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from socialrec_pipeline.domain.enums import FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
@@ -27,7 +27,7 @@ from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import embedded_mongo
 
-NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def seed(store: Store, tokens: int, rng: random.Random) -> None:

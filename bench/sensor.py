@@ -1,8 +1,8 @@
 """Drain rate of the token_flow sensor's tick logic vs a bare prefetching pika consumer.
 
 Publishes N below-threshold `token.flow` messages to a throw-away queue, drains them with a bare
-consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N), publishes them again and
-drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
+consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing, stops at exactly N),
+publishes them again and drains them with `TokenFlowDrain` exactly as one tick runs it (topology declaration, parsing,
 threshold, batched acks, the idle wait at the end). Prints both rates; the last line is
 `sensor_drain_ratio: <sensor rate / bare rate>`. Before that, what one empty-queue tick of
 `token_flow_sensor` costs (the function the code server evaluates every tick: broker connection,
@@ -23,15 +23,27 @@ import uuid
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
-    EXCHANGE, ROUTING_KEY, dead_letter_queue, declare_topology, open_connection, queue_name_for,
+    EXCHANGE,
+    ROUTING_KEY,
+    dead_letter_queue,
+    declare_topology,
+    open_connection,
+    queue_name_for,
 )
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain
 
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
-BODY = json.dumps({"tokenAddress": "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr",
-                   "totalInvestedAlphaFinders": 2, "firstFlowTimestamp": "2026-11-29T21:14:03.512Z",
-                   "symbol": "POPCAT", "afGroupId": "g-main", "flowAt": 1796245200000}).encode()
+BODY = json.dumps(
+    {
+        "tokenAddress": "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr",
+        "totalInvestedAlphaFinders": 2,
+        "firstFlowTimestamp": "2026-11-29T21:14:03.512Z",
+        "symbol": "POPCAT",
+        "afGroupId": "g-main",
+        "flowAt": 1796245200000,
+    }
+).encode()
 
 
 def publish(channel, exchange: str, n: int) -> None:
@@ -128,8 +140,11 @@ def main() -> None:
         try:
             if args.empty_ticks:
                 tick_wall, tick_cpu = empty_ticks(uri, db.name, env_name, exchange, args.empty_ticks)
-                print(f"empty-queue sensor tick: {tick_wall * 1000:.0f} ms wall (median), "
-                      f"{tick_cpu * 1000:.0f} ms CPU (mean of {args.empty_ticks})", flush=True)
+                print(
+                    f"empty-queue sensor tick: {tick_wall * 1000:.0f} ms wall (median), "
+                    f"{tick_cpu * 1000:.0f} ms CPU (mean of {args.empty_ticks})",
+                    flush=True,
+                )
             publish(channel, exchange, n)
             wait_depth(channel, queue, n)
             bare_s = bare_drain(queue, n)
@@ -155,8 +170,10 @@ def main() -> None:
     bare_rate, sensor_rate = n / bare_s, n / sensor_s
     print(f"messages: {n}")
     print(f"bare pika consumer: {bare_s:.2f} s, {bare_rate:,.0f} msg/s")
-    print(f"sensor tick logic: {sensor_s:.2f} s in {ticks} tick(s), {sensor_rate:,.0f} msg/s "
-          f"(includes connect, topology declaration, parsing and the {TickLimits().idle_timeout_s} s idle wait)")
+    print(
+        f"sensor tick logic: {sensor_s:.2f} s in {ticks} tick(s), {sensor_rate:,.0f} msg/s "
+        f"(includes connect, topology declaration, parsing and the {TickLimits().idle_timeout_s} s idle wait)"
+    )
     print(f"sensor_drain_ratio: {sensor_rate / bare_rate:.2f}")
 
 

@@ -36,7 +36,9 @@ def _contents(n: int) -> list[Content]:
             platform=Platform.X,
             subtype=ContentSubtype.TWEET,
             platform_key=f"{run}-{i}",
-            source_urls=[SourceUrlEntry(url=f"https://x.com/kol/status/{run}{i}", status=FetchStatus.OK, observed_at=now)],
+            source_urls=[
+                SourceUrlEntry(url=f"https://x.com/kol/status/{run}{i}", status=FetchStatus.OK, observed_at=now)
+            ],
             observed_at=now,
             metrics={"viewCount": i, "likeCount": i // 3},
         )

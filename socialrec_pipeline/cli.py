@@ -20,12 +20,17 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = sandbox_sub.add_parser("serve", help="start loopback stand-ins for SolTracker and every platform API")
     serve.add_argument("--port-base", type=int, default=18080, help="first of 8 consecutive loopback ports")
     serve.add_argument("--env-file", help="also write the export lines to this file")
-    serve.add_argument("--env", default="sandbox", help="SOCIALREC_ENV of this sandbox: its queue suffix (sandbox or sandbox-<name>)")
+    serve.add_argument(
+        "--env", default="sandbox", help="SOCIALREC_ENV of this sandbox: its queue suffix (sandbox or sandbox-<name>)"
+    )
     publish = sandbox_sub.add_parser(
         "publish",
-        help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by scripts/run.sh --sandbox",
+        help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by "
+        "scripts/run.sh --sandbox",
     )
-    publish.add_argument("--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"))
+    publish.add_argument(
+        "--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+    )
     publish.add_argument(
         "--env-file",
         default=os.path.join(os.environ.get("DAGSTER_HOME") or os.path.join(".local", "dagster_home"), "sandbox.env"),
@@ -60,7 +65,9 @@ def paid_credit(action: str, env, stdout) -> int:
     state = guard.state()
     if action == "reset":
         cleared = guard.clear()
-        print("paid credit guard cleared: paid calls run again" if cleared else "paid credit guard was clear", file=stdout)
+        print(
+            "paid credit guard cleared: paid calls run again" if cleared else "paid credit guard was clear", file=stdout
+        )
         return 0
     print(f"paid credit guard {state.describe()}" if state else "paid credit guard clear", file=stdout)
     return 0
@@ -81,9 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = args.env or sandbox_env.get("SOCIALREC_ENV") or "sandbox"
         soltracker = None if args.fixed else sandbox_env.get("SOL_TRACKER_BASE_URL")
         if not sandbox_env and not args.fixed:
-            sys.stderr.write(f"{args.env_file} not found (is scripts/run.sh --sandbox running?): publishing the fixed demo addresses\n")
+            sys.stderr.write(
+                f"{args.env_file} not found (is scripts/run.sh --sandbox running?): "
+                "publishing the fixed demo addresses\n"
+            )
         exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
-        return demo.publish(sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, soltracker_url=soltracker)
+        return demo.publish(
+            sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, soltracker_url=soltracker
+        )
     if args.command == "backfill-queues":
         from socialrec_pipeline.store import Store
         from socialrec_pipeline.store.client import open_client, open_database

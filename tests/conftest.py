@@ -18,6 +18,7 @@ from pymongo.database import Database
 
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
+from tests.broker import Broker
 
 # Op retry policies are built when `socialrec_pipeline.defs` is first imported, which happens after
 # this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
@@ -94,3 +95,10 @@ def unique_suffix() -> str:
 # Tests reconcile hours of late November 2026: pin the first partition (read when the code
 # location is imported) before any test module imports it.
 os.environ.setdefault("SOCIALREC_RECONCILE_START", "2026-11-01-00:00")
+
+
+@pytest.fixture
+def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
+    b = Broker(rabbitmq_url, f"test{unique_suffix}")
+    yield b
+    b.close()

@@ -17,10 +17,21 @@ defs = dg.Definitions(
     assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
     asset_checks=integrity_checks,
     jobs=[
-        record_token_job, reconcile_job, retry_job, metric_refresh_job, wallets_backfill_job, integrity_job,
+        record_token_job,
+        reconcile_job,
+        retry_job,
+        metric_refresh_job,
+        wallets_backfill_job,
+        integrity_job,
         recording_health_job,
     ],
-    schedules=[reconcile_schedule, retry_schedule, metric_refresh_schedule, integrity_schedule, recording_health_schedule],
+    schedules=[
+        reconcile_schedule,
+        retry_schedule,
+        metric_refresh_schedule,
+        integrity_schedule,
+        recording_health_schedule,
+    ],
     sensors=[token_flow_sensor],
     resources=resources_from_env(),
 )

@@ -5,8 +5,8 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.services import (
     TRANSIENT_RETRY,
     credit_guard_metadata,
@@ -19,11 +19,10 @@ from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
 
 class MetricRefreshConfig(dg.Config):
-    #: Objects linked within this many hours are re-observed.
     lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours.")
-    #: Generator calls per run (the cost bound); paid platforms are skipped while paid is off.
     budget: int = Field(
-        default=200, description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off."
+        default=200,
+        description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off.",
     )
 
 
@@ -44,7 +43,9 @@ def refresh_metrics(
     with transient_only(context):
         # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
-        result = MetricRefreshService(recorder.store, recorder).run(timedelta(hours=config.lookback_hours), config.budget)
+        result = MetricRefreshService(recorder.store, recorder).run(
+            timedelta(hours=config.lookback_hours), config.budget
+        )
         guard = credit_guard_metadata(context, recorder.credit_guard)
     summary = {
         "candidates": result.candidates,

@@ -5,12 +5,13 @@ hour. Concurrent runs are capped by the run queue's limit on the tag `socialrec/
 """
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
+from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -18,7 +19,6 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.services import (
     credit_guard_metadata,
     status_counts,
@@ -28,8 +28,8 @@ from socialrec_pipeline.defs.services import (
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
-from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 from socialrec_pipeline.recording.settings import SettingError
+from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 
 START_VARIABLE = "SOCIALREC_RECONCILE_START"
 START_FORMAT = "%Y-%m-%d-%H:%M"
@@ -47,7 +47,7 @@ def reconcile_start(environ=os.environ, now: datetime | None = None) -> str:
     """
     raw = (environ.get(START_VARIABLE) or "").strip()
     if not raw:
-        today = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
+        today = (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
         return today.strftime(START_FORMAT)
     try:
         parsed = datetime.strptime(raw, START_FORMAT)
@@ -67,10 +67,10 @@ reconcile_partitions = dg.HourlyPartitionsDefinition(start_date=RECONCILE_START,
 
 
 class ReconcileConfig(dg.Config):
-    #: The service stops between tokens after this long, so a run never outlives the next one.
     max_minutes: int = Field(
         default=50,
-        description="Stop between tokens after this many minutes; an unfinished window fails the run "
+        description="Stop between tokens after this many minutes (a run never outlives the next hourly one); "
+        "an unfinished window fails the run "
         "(launch the partition again to finish it).",
     )
 
@@ -105,11 +105,12 @@ def reconcile_window_body(
     deadline stopped the window: launch the partition again; recorded tokens drop out.
     """
     window = context.partition_time_window
-    with transient_only(context):  # a malformed setting or a bug fails at once instead of after retries
+    step = context.op_execution_context  # the helpers shared with the ops take the op context
+    with transient_only(step):  # a malformed setting or a bug fails at once instead of after retries
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
-        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(context))
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(step))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
-        deadline = datetime.now(timezone.utc) + timedelta(minutes=config.max_minutes)
+        deadline = datetime.now(UTC) + timedelta(minutes=config.max_minutes)
         try:
             result = service.run_window(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
@@ -120,9 +121,12 @@ def reconcile_window_body(
                 f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
                 f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
                 "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
-                + ("the step retries, then launch this partition again." if transient else
-                   "not retried (a refused key or an answer outside the contract does not change by asking again "
-                   "at once): fix it, then launch this partition again.")
+                + (
+                    "the step retries, then launch this partition again."
+                    if transient
+                    else "not retried (a refused key or an answer outside the contract does not change by asking again "
+                    "at once): fix it, then launch this partition again."
+                )
             )
             context.log.error(message)
             raise dg.Failure(description=message, allow_retries=transient) from exc
@@ -133,17 +137,20 @@ def reconcile_window_body(
         "skipped": result.skipped_locked,
         "failed": result.failed,
     }
-    metadata = {
+    metadata: dict[str, int | str] = {
         **summary,
         "unknown": result.unknown,
         "below_threshold": result.below_threshold,
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
         **status_counts(result.url_statuses),
-        **credit_guard_metadata(context, recorder.credit_guard),
+        **credit_guard_metadata(step, recorder.credit_guard),
     }
-    context.log.info(f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC " + " ".join(f"{k}={v}" for k, v in summary.items()))
-    warn_stopped_credentials(context, result.stopped_credentials.values())
+    context.log.info(
+        f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC "
+        + " ".join(f"{k}={v}" for k, v in summary.items())
+    )
+    warn_stopped_credentials(step, result.stopped_credentials.values())
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")
@@ -157,7 +164,9 @@ def reconcile_window_body(
             allow_retries=False,
         )
     if result.skipped_locked:
-        context.log.info(f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it")
+        context.log.info(
+            f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it"
+        )
     return dg.MaterializeResult(metadata=metadata)
 
 

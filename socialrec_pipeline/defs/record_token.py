@@ -39,12 +39,12 @@ from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import HeldPaidSlot
-from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
+from socialrec_pipeline.recording.provider_stops import RedisProviderStops
+
 
 class RecordTokenConfig(dg.Config):
     token_address: str = Field(description="Mint address of the token to record (base58).")
-    #: ISO-8601 with offset (or null): becomes `tokens.first_transfer_at`.
     first_flow_timestamp: str | None = Field(
         default=None,
         description="The event's firstFlowTimestamp, ISO-8601 with offset; becomes tokens.first_transfer_at "
@@ -102,8 +102,12 @@ def prepare(
         if recorder.locks.owner_of(address) == owner:  # a re-execution inherits its parent's lock
             recorder.locks.release(address, owner)
         prepared = recorder.prepare(
-            address, parse_instant(config.first_flow_timestamp), config.symbol, owner,
-            check_threshold=True, force_below_threshold=config.force_below_threshold,
+            address,
+            parse_instant(config.first_flow_timestamp),
+            config.symbol,
+            owner,
+            check_threshold=True,
+            force_below_threshold=config.force_below_threshold,
         )
     if isinstance(prepared, SkippedToken):
         tag_outcome(context, prepared.outcome)
@@ -120,7 +124,11 @@ def prepare(
             )
         if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
             message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
-            attempt = f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})" if prepared.retryable else ""
+            attempt = (
+                f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})"
+                if prepared.retryable
+                else ""
+            )
             context.log.error(message + attempt)
             raise dg.Failure(
                 description=message,
@@ -133,7 +141,11 @@ def prepare(
         yield dg.Output(
             str(prepared.outcome),
             "skipped",
-            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "upstream_calls": prepared.upstream_calls},
+            metadata={
+                "outcome": str(prepared.outcome),
+                "reason": prepared.reason,
+                "upstream_calls": prepared.upstream_calls,
+            },
         )
         return
     if prepared.forced_below_threshold:
@@ -144,7 +156,8 @@ def prepare(
         )
     gate_settings = recorder.settings.gate_settings()
     yield dg.Output(
-        prepared, "token",
+        prepared,
+        "token",
         metadata={
             "urls": len(prepared.planned),
             "upstream_calls": prepared.upstream_calls,
@@ -154,7 +167,9 @@ def prepare(
     )
     for planned in prepared.planned:
         # Only URLs that will really call a paid provider take a slot of the paid pool.
-        paid = planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
+        paid = (
+            planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
+        )
         yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
 
 
@@ -243,7 +258,9 @@ URL_TABLE_SCHEMA = dg.TableSchema(
         dg.TableColumn("platform", "string", description="platform code; empty when the URL did not route"),
         dg.TableColumn("source_field", "string", description="the upstream field it was written in"),
         dg.TableColumn("api_call", "bool", description="an API was called (counts as an attempt)"),
-        dg.TableColumn("url", "string", description=f"canonical URL (social_urls[].url), a line per {URL_LINE} characters"),
+        dg.TableColumn(
+            "url", "string", description=f"canonical URL (social_urls[].url), a line per {URL_LINE} characters"
+        ),
         dg.TableColumn("detail", "string", description="why, for a status other than ok"),
     ]
 )

@@ -7,16 +7,35 @@ key); only its *presence* is checked at import, never its value.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
+import redis
 from pydantic import Field, PrivateAttr
+from pymongo import MongoClient
+from pymongo.database import Database
 
+from socialrec_pipeline.defs.generators import ProviderClients, build_registry
+from socialrec_pipeline.providers.apify import ApifyClient
+from socialrec_pipeline.providers.base import GeneratorRegistry
+from socialrec_pipeline.providers.github import GitHubClient
+from socialrec_pipeline.providers.reddit import RedditClient
+from socialrec_pipeline.providers.telegram import TelegramPreviewClient
+from socialrec_pipeline.providers.web import UrlscanClient
+from socialrec_pipeline.providers.x import TwitterApiClient
+from socialrec_pipeline.providers.youtube import YouTubeClient
+from socialrec_pipeline.recording.locks import open_redis
+from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
+from socialrec_pipeline.recording.soltracker import SolTrackerClient
+from socialrec_pipeline.routing.gate import GateSettings
 from socialrec_pipeline.store.client import open_client, open_database
+from socialrec_pipeline.store.store import Store
 from socialrec_pipeline.stream.broker import EXCHANGE, queue_name_for
+from socialrec_pipeline.stream.inbox import RecordInbox
 
 # -- helpers -----------------------------------------------------------------------------------
 
@@ -32,7 +51,12 @@ def env_or(name: str, default: Any) -> Any:
     return dg.EnvVar(name) if name in os.environ else default
 
 
-_CLIENTS: dict[str, Any] = {}
+def field_default(resource: type[dg.ConfigurableResource], field: str) -> Any:
+    """A resource field's declared default: each default is written once, on the field."""
+    return resource.model_fields[field].default
+
+
+_CLIENTS: dict[str, MongoClient] = {}
 _INDEXED: set[tuple[str, str]] = set()
 _PROCESS_LOCK = threading.Lock()
 
@@ -46,7 +70,7 @@ class MongoResource(dg.ConfigurableResource):
     uri: str = Field(description="MongoDB connection string (MONGODB_URI; may hold credentials, never shown).")
     database: str = Field(default="socialrec", description="Database name (MONGODB_DATABASE).")
 
-    def db(self):
+    def db(self) -> Database:
         with _PROCESS_LOCK:
             client = _CLIENTS.get(self.uri)
             if client is None:
@@ -54,18 +78,13 @@ class MongoResource(dg.ConfigurableResource):
         db = open_database(client, self.database)
         key = (self.uri, self.database)
         if key not in _INDEXED:
-            from socialrec_pipeline.store.store import Store
-            from socialrec_pipeline.stream.inbox import RecordInbox
-
             Store(db).ensure_indexes()
             RecordInbox(db).ensure_indexes()
             with _PROCESS_LOCK:
                 _INDEXED.add(key)
         return db
 
-    def store(self):
-        from socialrec_pipeline.store.store import Store
-
+    def store(self) -> Store:
         return Store(self.db())
 
 
@@ -74,9 +93,7 @@ class RedisResource(dg.ConfigurableResource):
 
     url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (REDIS_URL).")
 
-    def client(self):
-        from socialrec_pipeline.recording.locks import open_redis
-
+    def client(self) -> redis.Redis:
         return open_redis(self.url)
 
 
@@ -89,12 +106,10 @@ class RabbitMQResource(dg.ConfigurableResource):
         description="SOCIALREC_ENV: `prod` consumes af-social-scanner.token-flow.social-sync, any other "
         "value the same name + `.{env}`; `sandbox` also tags runs sandbox=true.",
     )
-    #: The producer's exchange. Only tests, benchmarks and the sandbox set another one, so their
-    #: events never reach the queues of other consumers on the same broker.
     exchange: str = Field(
         default=EXCHANGE,
         description="Topic exchange the queue is bound to with `token.flow` (RABBITMQ_EXCHANGE; "
-        "only tests, benchmarks and the sandbox change it).",
+        "only tests, benchmarks and the sandbox change it, so their events reach no other consumer's queue).",
     )
 
     @property
@@ -112,14 +127,11 @@ class SolTrackerResource(dg.ConfigurableResource):
 
     base_url: str = Field(description="SolTracker base URL (SOL_TRACKER_BASE_URL).")
     api_key: str = Field(description="Sent as x-api-key (SOL_TRACKER_API_KEY; secret, never shown).")
-    #: Comma-separated alpha-finder groups the reconcile asks for; empty = all groups.
     af_group_ids: str = Field(
         default="", description="Comma-separated alpha-finder groups reconcile asks for (AF_GROUP_IDS); empty = all."
     )
 
-    def client(self):
-        from socialrec_pipeline.recording.soltracker import SolTrackerClient
-
+    def client(self) -> SolTrackerClient:
         return SolTrackerClient(self.base_url, self.api_key)
 
     def group_ids(self) -> list[str]:
@@ -142,9 +154,7 @@ class RecordingSettingsSource:
     def from_environment(self) -> bool:
         return self._values is None
 
-    def settings(self):
-        from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
-
+    def settings(self) -> RecordingSettings:
         if self._values is None:
             return RecordingSettings.from_env({name: os.environ.get(name, "") for name in ENV_NAMES})
         return RecordingSettings.from_env({name: self._values.get(field, "") for name, field in ENV_NAMES.items()})
@@ -169,8 +179,6 @@ class RecordingSettingsResource(dg.ResourceDefinition):
         self._init(values)
 
     def _init(self, values: Mapping[str, str] | None) -> None:
-        from socialrec_pipeline.recording.settings import ENV_NAMES
-
         unknown = sorted(set(values or {}) - set(ENV_NAMES.values()))
         if unknown:
             raise TypeError(f"unknown recording settings {unknown}; known: {sorted(ENV_NAMES.values())}")
@@ -184,13 +192,13 @@ class RecordingSettingsResource(dg.ResourceDefinition):
         self.source = source
 
     @classmethod
-    def from_environment(cls) -> "RecordingSettingsResource":
+    def from_environment(cls) -> RecordingSettingsResource:
         """The code location's binding: the process environment, read at run (or tick) time."""
         resource = cls.__new__(cls)
         resource._init(None)
         return resource
 
-    def settings(self):
+    def settings(self) -> RecordingSettings:
         """The settings this resource gives a run (parsed now)."""
         return self.source.settings()
 
@@ -204,12 +212,18 @@ class XApiResource(dg.ConfigurableResource):
     base_url: str = Field(default="https://api.twitterapi.io", description="TWITTERAPI_BASE_URL.")
     api_key: str | None = Field(default=None, description="TWITTERAPI_API_KEY (secret); unset = X not called.")
 
+    def client(self) -> TwitterApiClient | None:
+        return TwitterApiClient(self.base_url, self.api_key) if self.api_key else None
+
 
 class GitHubResource(dg.ConfigurableResource):
     """GitHub REST v3; works without a token at a lower rate limit."""
 
     base_url: str = Field(default="https://api.github.com", description="GITHUB_API_BASE_URL.")
     token: str | None = Field(default=None, description="GITHUB_TOKEN (secret, optional).")
+
+    def client(self) -> GitHubClient:
+        return GitHubClient(self.base_url, self.token)
 
 
 class YouTubeResource(dg.ConfigurableResource):
@@ -218,11 +232,17 @@ class YouTubeResource(dg.ConfigurableResource):
     base_url: str = Field(default="https://www.googleapis.com/youtube/v3", description="YOUTUBE_API_BASE_URL.")
     api_key: str | None = Field(default=None, description="YOUTUBE_API_KEY (secret); unset = YouTube not called.")
 
+    def client(self) -> YouTubeClient | None:
+        return YouTubeClient(self.base_url, self.api_key) if self.api_key else None
+
 
 class TelegramResource(dg.ConfigurableResource):
     """Telegram public preview pages (no key)."""
 
     base_url: str = Field(default="https://t.me", description="TELEGRAM_BASE_URL.")
+
+    def client(self) -> TelegramPreviewClient:
+        return TelegramPreviewClient(self.base_url)
 
 
 class ApifyResource(dg.ConfigurableResource):
@@ -230,6 +250,9 @@ class ApifyResource(dg.ConfigurableResource):
 
     base_url: str = Field(default="https://api.apify.com", description="APIFY_BASE_URL.")
     token: str | None = Field(default=None, description="APIFY_TOKEN (secret); unset = TikTok/Instagram not called.")
+
+    def client(self) -> ApifyClient | None:
+        return ApifyClient(self.base_url, self.token) if self.token else None
 
     def credit_scope(self) -> str:
         """The credit guard's scope: the paid account (base URL + token), as a digest.
@@ -240,9 +263,11 @@ class ApifyResource(dg.ConfigurableResource):
 
 
 def paid_account_scope(base_url: str, token: str | None) -> str:
-    import hashlib
-
     return "apify:" + hashlib.sha256(f"{base_url.rstrip('/')}\n{token or ''}".encode()).hexdigest()[:16]
+
+
+#: The OAuth API host, the default base URL when client credentials are configured.
+REDDIT_OAUTH_BASE_URL = "https://oauth.reddit.com"
 
 
 class RedditResource(dg.ConfigurableResource):
@@ -253,12 +278,18 @@ class RedditResource(dg.ConfigurableResource):
     client_id: str | None = Field(default=None, description="REDDIT_CLIENT_ID (optional).")
     client_secret: str | None = Field(default=None, description="REDDIT_CLIENT_SECRET (secret, optional).")
 
+    def client(self) -> RedditClient:
+        return RedditClient(self.base_url, client_id=self.client_id, client_secret=self.client_secret)
+
 
 class UrlscanResource(dg.ConfigurableResource):
     """Optional website enrichment; without a key websites are URL-only rows."""
 
     base_url: str = Field(default="https://urlscan.io", description="URLSCAN_BASE_URL.")
     api_key: str | None = Field(default=None, description="URLSCAN_API_KEY (secret, optional).")
+
+    def client(self) -> UrlscanClient | None:
+        return UrlscanClient(self.base_url, self.api_key) if self.api_key else None
 
 
 class GeneratorsResource(dg.ConfigurableResource):
@@ -273,14 +304,23 @@ class GeneratorsResource(dg.ConfigurableResource):
     reddit: RedditResource
     urlscan: UrlscanResource
 
-    _registry: Any = PrivateAttr(default=None)
+    _registry: tuple[GateSettings, GeneratorRegistry] | None = PrivateAttr(default=None)
 
-    def registry(self, gate_settings):
+    def clients(self) -> ProviderClients:
+        return ProviderClients(
+            telegram=self.telegram.client(),
+            github=self.github.client(),
+            reddit=self.reddit.client(),
+            urlscan=self.urlscan.client(),
+            youtube=self.youtube.client(),
+            x=self.x.client(),
+            apify=self.apify.client(),
+        )
+
+    def registry(self, gate_settings: GateSettings) -> GeneratorRegistry:
         """The registry for these providers; short links are gated with `gate_settings`."""
         if self._registry is None or self._registry[0] != gate_settings:
-            from socialrec_pipeline.defs.generators import build_registry
-
-            self._registry = (gate_settings, build_registry(self, gate_settings))
+            self._registry = (gate_settings, build_registry(self.clients(), gate_settings))
         return self._registry[1]
 
 
@@ -291,47 +331,51 @@ def resources_from_env() -> dict[str, Any]:
     """The resource map of the code location (names are the op/sensor parameter names)."""
     generators = GeneratorsResource(
         x=XApiResource(
-            base_url=env_or("TWITTERAPI_BASE_URL", "https://api.twitterapi.io"),
+            base_url=env_or("TWITTERAPI_BASE_URL", field_default(XApiResource, "base_url")),
             api_key=env_or("TWITTERAPI_API_KEY", None),
         ),
         github=GitHubResource(
-            base_url=env_or("GITHUB_API_BASE_URL", "https://api.github.com"),
+            base_url=env_or("GITHUB_API_BASE_URL", field_default(GitHubResource, "base_url")),
             token=env_or("GITHUB_TOKEN", None),
         ),
         youtube=YouTubeResource(
-            base_url=env_or("YOUTUBE_API_BASE_URL", "https://www.googleapis.com/youtube/v3"),
+            base_url=env_or("YOUTUBE_API_BASE_URL", field_default(YouTubeResource, "base_url")),
             api_key=env_or("YOUTUBE_API_KEY", None),
         ),
-        telegram=TelegramResource(base_url=env_or("TELEGRAM_BASE_URL", "https://t.me")),
+        telegram=TelegramResource(base_url=env_or("TELEGRAM_BASE_URL", field_default(TelegramResource, "base_url"))),
         apify=ApifyResource(
-            base_url=env_or("APIFY_BASE_URL", "https://api.apify.com"),
+            base_url=env_or("APIFY_BASE_URL", field_default(ApifyResource, "base_url")),
             token=env_or("APIFY_TOKEN", None),
         ),
         reddit=RedditResource(
             base_url=env_or(
                 "REDDIT_BASE_URL",
-                "https://oauth.reddit.com" if os.environ.get("REDDIT_CLIENT_ID") else "https://www.reddit.com",
+                REDDIT_OAUTH_BASE_URL
+                if os.environ.get("REDDIT_CLIENT_ID")
+                else field_default(RedditResource, "base_url"),
             ),
             client_id=env_or("REDDIT_CLIENT_ID", None),
             client_secret=env_or("REDDIT_CLIENT_SECRET", None),
         ),
         urlscan=UrlscanResource(
-            base_url=env_or("URLSCAN_BASE_URL", "https://urlscan.io"),
+            base_url=env_or("URLSCAN_BASE_URL", field_default(UrlscanResource, "base_url")),
             api_key=env_or("URLSCAN_API_KEY", None),
         ),
     )
     return {
-        "mongo": MongoResource(uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", "socialrec")),
-        "redis": RedisResource(url=env_or("REDIS_URL", "redis://127.0.0.1:6379/0")),
+        "mongo": MongoResource(
+            uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", field_default(MongoResource, "database"))
+        ),
+        "redis": RedisResource(url=env_or("REDIS_URL", field_default(RedisResource, "url"))),
         "rabbitmq": RabbitMQResource(
-            url=env_or("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"),
-            env=env_or("SOCIALREC_ENV", "dev"),
-            exchange=env_or("RABBITMQ_EXCHANGE", EXCHANGE),
+            url=env_or("RABBITMQ_URL", field_default(RabbitMQResource, "url")),
+            env=env_or("SOCIALREC_ENV", field_default(RabbitMQResource, "env")),
+            exchange=env_or("RABBITMQ_EXCHANGE", field_default(RabbitMQResource, "exchange")),
         ),
         "soltracker": SolTrackerResource(
             base_url=dg.EnvVar("SOL_TRACKER_BASE_URL"),
             api_key=dg.EnvVar("SOL_TRACKER_API_KEY"),
-            af_group_ids=env_or("AF_GROUP_IDS", ""),
+            af_group_ids=env_or("AF_GROUP_IDS", field_default(SolTrackerResource, "af_group_ids")),
         ),
         "recording": RecordingSettingsResource.from_environment(),
         "generators": generators,

@@ -6,8 +6,8 @@ import logging
 import dagster as dg
 from pydantic import Field
 
-from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.services import (
     TRANSIENT_RETRY,
     credit_guard_metadata,
@@ -27,7 +27,6 @@ SCHEDULED_STATUSES = [status.value for status in RETRY_PARTITIONS if status in R
 
 
 class RetryConfig(dg.Config):
-    #: URLs per run; None = the recording settings' `retry_limit`.
     limit: int | None = Field(
         default=None, description="URLs to retry in this run; null = SOCIALREC_RETRY_LIMIT (default 50)."
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 
 import dagster as dg
 import pymongo.errors
@@ -23,6 +24,20 @@ from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, Tok
 from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.settings import SettingError
+from socialrec_pipeline.recording.soltracker import UpstreamToken
+
+
+class NoUpstream:
+    """The upstream of a step that has no SolTracker resource (URL steps, retry, metric refresh):
+    such a step never looks a token up, so a lookup is a bug and says so."""
+
+    def get_token(self, address: str) -> UpstreamToken | None:
+        raise RuntimeError(f"this step has no SolTracker resource and must not look up {address}")
+
+    def iter_token_pages(
+        self, from_: datetime, to: datetime, af_group_ids: Sequence[str], limit: int = 100
+    ) -> Iterator[list[UpstreamToken]]:
+        raise RuntimeError("this step has no SolTracker resource and must not list tokens")
 
 
 def token_recorder(
@@ -39,10 +54,12 @@ def token_recorder(
     client = redis.client()
     return TokenRecorder(
         store=mongo.store(),
-        upstream=soltracker.client() if soltracker is not None else None,
+        upstream=soltracker.client() if soltracker is not None else NoUpstream(),
         locks=TokenLocks(client, ttl_s=settings.lock_ttl_s),
         unknown_tokens=UnknownTokenCache(
-            client, ttl_s=settings.unknown_token_ttl_s, streak_scope=soltracker.base_url if soltracker is not None else ""
+            client,
+            ttl_s=settings.unknown_token_ttl_s,
+            streak_scope=soltracker.base_url if soltracker is not None else "",
         ),
         registry=generators.registry(settings.gate_settings()),
         settings=settings,

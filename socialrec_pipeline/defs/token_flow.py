@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
+
 # The tag the daemon puts on every run it starts from a RunRequest (the request's run key); not
 # re-exported by `dagster`, and the only link from an inbox entry's launch to the run it became.
 from dagster._core.storage.tags import RUN_KEY_TAG
 
+from socialrec_pipeline.defs.record_token import RecordTokenConfig
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
 from socialrec_pipeline.recording.settings import SettingError
@@ -84,17 +86,15 @@ def run_request(launch: Launch, sandbox: bool) -> dg.RunRequest:
     first = launch.first_flow_timestamp
     return dg.RunRequest(
         run_key=launch.run_key,
-        run_config={
-            "ops": {
-                "prepare": {
-                    "config": {
-                        "token_address": launch.token_address,
-                        "first_flow_timestamp": first.isoformat() if first else None,
-                        "symbol": launch.symbol,
-                    }
-                }
+        run_config=dg.RunConfig(
+            ops={
+                "prepare": RecordTokenConfig(
+                    token_address=launch.token_address,
+                    first_flow_timestamp=first.isoformat() if first else None,
+                    symbol=launch.symbol,
+                )
             }
-        },
+        ),
         tags=run_tags(launch.token_address, source="stream", sandbox=sandbox),
     )
 
@@ -138,8 +138,13 @@ def tick_outcome(tick: dict[str, int], requested: int) -> str:
     characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
     parts = [(requested, "launched")] + [
         (tick.get(key, 0), label)
-        for key, label in (("done", "recorded"), ("waiting", "waiting"), ("below_threshold", "below 5"), ("invalid", "dead-letter"),
-                           ("stuck", "stuck"))
+        for key, label in (
+            ("done", "recorded"),
+            ("waiting", "waiting"),
+            ("below_threshold", "below 5"),
+            ("invalid", "dead-letter"),
+            ("stuck", "stuck"),
+        )
     ]
     happened = [f"{n} {label}" for n, label in parts if n]
     if not happened:
@@ -197,13 +202,15 @@ def token_flow_sensor(
         rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS, exchange=rabbitmq.exchange
     ).run()
     for reason, count in drained.invalid_reasons.most_common():
-        context.log.warning(f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}")
+        context.log.warning(
+            f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}"
+        )
 
     plan = plan_launches(
         inbox,
         store.tokens.find_existing_addresses,
         active_tokens(context.instance),
-        datetime.now(timezone.utc),
+        datetime.now(UTC),
         TICK_LIMITS,
         ended_runs=lambda keys: ended_runs(context.instance, keys),
         lower_first_transfer=store.tokens.lower_first_transfer_at,

@@ -20,14 +20,23 @@ class WalletsBackfillConfig(dg.Config):
 
 
 @dg.op(description="Walk accounts by _id in bounded batches and add the wallets found in each stored bio.")
-def backfill_known_wallets(context: dg.OpExecutionContext, config: WalletsBackfillConfig, mongo: MongoResource) -> dg.Output:
+def backfill_known_wallets(
+    context: dg.OpExecutionContext, config: WalletsBackfillConfig, mongo: MongoResource
+) -> dg.Output:
     if config.after_id is not None and not ObjectId.is_valid(config.after_id):
         raise dg.Failure(f"after_id {config.after_id!r} is not an ObjectId")
     after = ObjectId(config.after_id) if config.after_id else None
-    result = backfill_wallets(mongo.store(), batch_size=config.batch_size, max_batches=config.max_batches, after_id=after)
-    summary = {"scanned": result.scanned, "with_wallets": result.with_wallets, "updated": result.updated,
-               "batches": result.batches, "complete": result.complete,
-               "last_id": str(result.last_id) if result.last_id else ""}
+    result = backfill_wallets(
+        mongo.store(), batch_size=config.batch_size, max_batches=config.max_batches, after_id=after
+    )
+    summary: dict[str, int | bool | str] = {
+        "scanned": result.scanned,
+        "with_wallets": result.with_wallets,
+        "updated": result.updated,
+        "batches": result.batches,
+        "complete": result.complete,
+        "last_id": str(result.last_id) if result.last_id else "",
+    }
     context.log.info("wallets backfill " + " ".join(f"{k}={v}" for k, v in summary.items()))
     return dg.Output(summary, metadata=summary)
 
@@ -35,7 +44,8 @@ def backfill_known_wallets(context: dg.OpExecutionContext, config: WalletsBackfi
 @dg.job(
     executor_def=dg.in_process_executor,
     tags={JOB_FAMILY_TAG: "wallets_backfill"},
-    description="Fill accounts.known_wallets from the bios already stored (after deploying the wallet rule or a fix to it).",
+    description="Fill accounts.known_wallets from the bios already stored "
+    "(after deploying the wallet rule or a fix to it).",
 )
 def wallets_backfill_job():
     backfill_known_wallets()

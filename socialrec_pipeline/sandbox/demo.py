@@ -14,7 +14,7 @@ import secrets
 import signal
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
@@ -70,7 +70,7 @@ def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[Fixture
     def port(offset: int) -> FixtureServer:
         return FixtureServer(port=port_base + offset)
 
-    soltracker = SolTrackerFixture(demo_tokens(datetime.now(timezone.utc)), api_key=SOLTRACKER_KEY)
+    soltracker = SolTrackerFixture(demo_tokens(datetime.now(UTC)), api_key=SOLTRACKER_KEY)
     return {
         "soltracker": (port(0), lambda server: soltracker.install_admin(soltracker.install(server))),
         "x": (port(1), x.demo_fixtures().register),
@@ -186,7 +186,7 @@ def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange:
 
     if env.strip() in ("prod", "production"):
         raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     addresses = (POPCAT, PUMPKIT, QUIET)
     if soltracker_url:
         addresses = (fresh_address(), fresh_address(), fresh_address())

@@ -70,7 +70,9 @@ class SolTrackerFixture:
             return Reply.json({"message": "Unauthorized"}, status=401)
         try:
             rows = request.json()
-            if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in rows):
+            if not isinstance(rows, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("address"), str) for r in rows
+            ):
                 raise ValueError("expected a list of token rows with an address")
         except ValueError as exc:
             return Reply.json({"message": f"bad request: {exc}"}, status=400)
@@ -88,7 +90,7 @@ class SolTrackerFixture:
         refused = self._gate(request)
         if refused is not None:
             return refused
-        address = request.path[len(TOKEN_PATH_PREFIX):]
+        address = request.path[len(TOKEN_PATH_PREFIX) :]
         with self._lock:
             token = self._tokens.get(address)
         if token is None:

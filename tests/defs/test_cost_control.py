@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
@@ -63,7 +63,9 @@ def stand_ins(redis_url):
 
 def resources(s: StandIns, mongo_uri, db, redis_url, *, paid: bool) -> dict:
     res = job_resources(s.server.url, mongo_uri, db.name, redis_url)
-    res["recording"] = RecordingSettingsResource(enable_paid="true" if paid else "false", retry_min_interval_minutes="0")
+    res["recording"] = RecordingSettingsResource(
+        enable_paid="true" if paid else "false", retry_min_interval_minutes="0"
+    )
     return res
 
 
@@ -72,13 +74,17 @@ def prepare_config(address: str, **extra) -> dict:
 
 
 def url_entry(db, address: str, source_field: str) -> dict:
-    return next(u for u in db["tokens"].find_one({"address": address})["social_urls"] if u["source_field"] == source_field)
+    return next(
+        u for u in db["tokens"].find_one({"address": address})["social_urls"] if u["source_field"] == source_field
+    )
 
 
 @pytest.fixture
 def pooled_instance(tmp_path):
     """A persistent instance whose pools are enforced, with the paid pool limited to one slot."""
-    with dg.instance_for_test(temp_dir=str(tmp_path), overrides={"concurrency": {"pools": {"default_limit": 1}}}) as inst:
+    with dg.instance_for_test(
+        temp_dir=str(tmp_path), overrides={"concurrency": {"pools": {"default_limit": 1}}}
+    ) as inst:
         yield inst
 
 
@@ -96,14 +102,21 @@ def free_paid_pool(instance) -> None:
 # -- 1. short links --------------------------------------------------------------------------------
 
 
-def test_short_link_to_a_paid_target_while_paid_is_off_is_skipped_without_an_attempt(stand_ins, instance, mongo_uri, fresh_db, redis_url):
+def test_short_link_to_a_paid_target_while_paid_is_off_is_skipped_without_an_attempt(
+    stand_ins, instance, mongo_uri, fresh_db, redis_url
+):
     address = unique_address()
-    stand_ins.soltracker.put(upstream_token(
-        address, twitter="https://t.co/TkVid01", telegram="https://vm.tiktok.com/ZMabc123/",
-        discord="https://www.reddit.com/r/solana/s/IgPost01",
-    ))
+    stand_ins.soltracker.put(
+        upstream_token(
+            address,
+            twitter="https://t.co/TkVid01",
+            telegram="https://vm.tiktok.com/ZMabc123/",
+            discord="https://www.reddit.com/r/solana/s/IgPost01",
+        )
+    )
     result = record_token_job.execute_in_process(
-        run_config=prepare_config(address), resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False),
+        run_config=prepare_config(address),
+        resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False),
         instance=instance,
     )
     assert result.success
@@ -122,7 +135,8 @@ def test_short_link_to_a_paid_target_stops_at_the_credit_guard(stand_ins, instan
     address = unique_address()
     stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
     result = record_token_job.execute_in_process(
-        run_config=prepare_config(address), resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True),
+        run_config=prepare_config(address),
+        resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True),
         instance=instance,
     )
     assert result.success
@@ -135,7 +149,9 @@ def test_short_link_to_a_paid_target_stops_at_the_credit_guard(stand_ins, instan
     assert "paid credit exhausted" in next(" ".join(r.data["detail"].split()) for r in md["urls"].value.records)
 
 
-def test_short_link_to_a_paid_target_takes_a_slot_of_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_short_link_to_a_paid_target_takes_a_slot_of_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
     waiting, served = unique_address(), unique_address()
@@ -143,14 +159,18 @@ def test_short_link_to_a_paid_target_takes_a_slot_of_the_paid_pool(stand_ins, po
         stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
 
     occupy_paid_pool(pooled_instance)
-    result = record_token_job.execute_in_process(run_config=prepare_config(waiting), resources=res, instance=pooled_instance)
+    result = record_token_job.execute_in_process(
+        run_config=prepare_config(waiting), resources=res, instance=pooled_instance
+    )
     assert result.success
     entry = url_entry(fresh_db, waiting, "twitter")
     assert (entry["status"], entry["attempts"]) == ("error", 0)  # resolved, but no slot: no paid call, no attempt
     assert stand_ins.apify.calls == []
 
     free_paid_pool(pooled_instance)
-    result = record_token_job.execute_in_process(run_config=prepare_config(served), resources=res, instance=pooled_instance)
+    result = record_token_job.execute_in_process(
+        run_config=prepare_config(served), resources=res, instance=pooled_instance
+    )
     assert result.success
     assert url_entry(fresh_db, served, "twitter")["status"] == "ok"
     assert len(stand_ins.apify.calls) == 1
@@ -167,7 +187,9 @@ def test_run_config_cannot_set_a_recording_setting(field, stand_ins, instance, m
     run_config = {**prepare_config(address), "resources": {"recording": {"config": {field: value}}}}
     with pytest.raises(dg.DagsterInvalidConfigError):
         record_token_job.execute_in_process(
-            run_config=run_config, resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False), instance=instance,
+            run_config=run_config,
+            resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False),
+            instance=instance,
         )
     assert stand_ins.apify.calls == [] and not stand_ins.server.calls("/api/v1/tokens")
     assert fresh_db["tokens"].find_one({"address": address}) is None
@@ -188,27 +210,38 @@ def test_no_job_offers_the_recording_settings_in_the_launchpad():
 # -- 3. every job's paid calls go through the pool -------------------------------------------------
 
 
-def test_reconcile_paid_calls_wait_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_reconcile_paid_calls_wait_for_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
     address = unique_address()
-    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001"), last_transfer="2026-11-30T02:30:00Z"))
+    stand_ins.soltracker.put(
+        upstream_token(address, discord=VIDEO.format("7350000000000000001"), last_transfer="2026-11-30T02:30:00Z")
+    )
 
     occupy_paid_pool(pooled_instance)
     result = reconcile_job_with(res).execute_in_process(partition_key=WINDOW, instance=pooled_instance)
     assert result.success
     entry = url_entry(fresh_db, address, "discord")
     assert (entry["status"], entry["attempts"]) == ("error", 0)
-    assert any("waiting for a slot of the paid_social_api pool" in (e.message or "") for e in pooled_instance.all_logs(result.run_id))
+    assert any(
+        "waiting for a slot of the paid_social_api pool" in (e.message or "")
+        for e in pooled_instance.all_logs(result.run_id)
+    )
     assert stand_ins.apify.calls == []
 
 
-def test_retry_of_skipped_paid_waits_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_retry_of_skipped_paid_waits_for_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     address = unique_address()
     stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
     off = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False)
-    assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=off, instance=pooled_instance).success
+    assert record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=off, instance=pooled_instance
+    ).success
     on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
 
     occupy_paid_pool(pooled_instance)
@@ -222,15 +255,19 @@ def test_retry_of_skipped_paid_waits_for_the_paid_pool(stand_ins, pooled_instanc
     assert url_entry(fresh_db, address, "discord")["status"] == "ok" and len(stand_ins.apify.calls) == 1
 
 
-def test_metric_refresh_paid_calls_wait_for_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_metric_refresh_paid_calls_wait_for_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     address = unique_address()
     stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
     on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
-    assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=on, instance=pooled_instance).success
+    assert record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=on, instance=pooled_instance
+    ).success
     assert len(stand_ins.apify.calls) == 1  # recorded with paid on: a link to refresh
 
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)  # past the minimum interval between points
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)  # past the minimum interval between points
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     occupy_paid_pool(pooled_instance)
     result = metric_refresh_job.execute_in_process(resources=on, instance=pooled_instance)
@@ -251,7 +288,9 @@ def test_out_of_credit_in_one_run_stops_the_paid_calls_of_a_concurrent_run(stand
     for run, first_id in (("a", 7350000000000000101), ("b", 7350000000000000201)):
         address = unique_address()
         urls = [VIDEO.format(first_id + i) for i in range(4)]
-        stand_ins.soltracker.put(upstream_token(address, website=urls[0], twitter=urls[1], telegram=urls[2], discord=urls[3]))
+        stand_ins.soltracker.put(
+            upstream_token(address, website=urls[0], twitter=urls[1], telegram=urls[2], discord=urls[3])
+        )
         tokens[run] = address
 
     spans, results, barrier = {}, {}, threading.Barrier(2)
@@ -276,7 +315,11 @@ def test_out_of_credit_in_one_run_stops_the_paid_calls_of_a_concurrent_run(stand
     assert stand_ins.apify.first_refusal_at is not None
     assert stand_ins.apify.calls_after_refusal() == []  # not one paid call after "out of credit"
     assert len(stand_ins.apify.calls) == 2  # the answered one and the refused one
-    statuses = [u["status"] for address in tokens.values() for u in fresh_db["tokens"].find_one({"address": address})["social_urls"]]
+    statuses = [
+        u["status"]
+        for address in tokens.values()
+        for u in fresh_db["tokens"].find_one({"address": address})["social_urls"]
+    ]
     assert statuses.count("skipped_paid") == 7 and statuses.count("ok") == 1
     state = stand_ins.guard.state()
     assert state is not None and state.until is not None

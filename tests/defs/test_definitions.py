@@ -13,11 +13,20 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {
     "jobs": [
-        "record_token_job", "reconcile_job", "retry_job", "metric_refresh_job", "wallets_backfill_job", "integrity_job",
+        "record_token_job",
+        "reconcile_job",
+        "retry_job",
+        "metric_refresh_job",
+        "wallets_backfill_job",
+        "integrity_job",
         "recording_health_job",
     ],
     "schedules": [
-        "reconcile_schedule", "retry_schedule", "metric_refresh_schedule", "integrity_schedule", "recording_health_schedule",
+        "reconcile_schedule",
+        "retry_schedule",
+        "metric_refresh_schedule",
+        "integrity_schedule",
+        "recording_health_schedule",
     ],
     "sensors": ["token_flow_sensor"],
 }
@@ -33,7 +42,11 @@ def test_workspace_validates_like_the_webserver_loads_it(tmp_path):
     dagster = Path(sys.executable).with_name("dagster")
     proc = subprocess.run(
         [str(dagster), "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output

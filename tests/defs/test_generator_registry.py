@@ -68,3 +68,26 @@ def test_providers_without_keys_are_left_unregistered_so_their_urls_stay_retryab
     assert registry.for_source_type(SourceType.GITHUB_REPO) is not None
     assert registry.for_source_type(SourceType.REDDIT_POST) is not None
     assert registry.for_source_type(SourceType.WEBSITE) is not None
+
+
+def test_each_provider_resource_builds_its_own_client_and_none_without_its_key():
+    keyed = generators(x="k", yt="k", apify="k").clients()
+    assert keyed.x is not None and keyed.youtube is not None and keyed.apify is not None
+    bare = generators().clients()
+    assert (bare.x, bare.youtube, bare.apify, bare.urlscan) == (None, None, None, None)
+    assert bare.github is not None and bare.telegram is not None and bare.reddit is not None
+
+
+def test_the_registry_module_does_not_import_the_resources_module():
+    """One direction only: resources build clients and ask generators.py to assemble them."""
+    import ast
+    from pathlib import Path
+
+    import socialrec_pipeline.defs.generators as module
+
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "socialrec_pipeline.defs.resources" not in imported
+    nested = [n for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for n in ast.walk(f)
+              if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert nested == []

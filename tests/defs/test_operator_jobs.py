@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
@@ -12,7 +12,7 @@ from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 
-from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
 
 WINDOW = "2026-11-30-02:00"
 
@@ -31,7 +31,8 @@ def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mo
     fresh_db["tokens"].insert_one({"address": present, "social_urls": []})
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
-        partition_key=WINDOW, instance=instance,
+        partition_key=WINDOW,
+        instance=instance,
     )
 
     assert result.success
@@ -68,21 +69,27 @@ def test_malformed_paid_switch_fails_closed(fixtures, instance, mongo_uri, fresh
         **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         "recording": RecordingSettingsResource(enable_paid="yes please"),
     }
-    result = retry_job.execute_in_process(partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False)
+    result = retry_job.execute_in_process(
+        partition_key="skipped_paid", resources=resources, instance=instance, raise_on_error=False
+    )
     assert not result.success
     assert not server.calls("/v2/acts")
     events = [e.event_type_value for e in result.all_events if e.step_key == "retry_urls"]
     assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried
 
 
-def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(
+    fixtures, instance, mongo_uri, fresh_db, redis_url
+):
     server, _ = fixtures
     server.reset_log()
     resources = {
         **job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         "recording": RecordingSettingsResource(af_threshold="five"),
     }
-    result = reconcile_job_with(resources).execute_in_process(partition_key=WINDOW, instance=instance, raise_on_error=False)
+    result = reconcile_job_with(resources).execute_in_process(
+        partition_key=WINDOW, instance=instance, raise_on_error=False
+    )
     assert not result.success
     assert not server.calls("/api/v1/tokens")
     events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
@@ -105,7 +112,9 @@ def test_retry_run_outlives_a_redis_hiccup(fixtures, instance, mongo_uri, fresh_
 
     monkeypatch.setattr(RetryService, "run", hiccup)
     result = retry_job.execute_in_process(
-        partition_key="error", resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url), instance=instance,
+        partition_key="error",
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance,
     )
     assert result.success and len(calls) == 2
 
@@ -116,7 +125,7 @@ def test_reconcile_schedule_targets_the_previous_hour():
     repo = defs.get_repository_def()
     schedule = repo.get_schedule_def(reconcile_schedule.name)
     context = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=timezone.utc), repository_def=repo
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 5, tzinfo=UTC), repository_def=repo
     )
     requests = schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == ["2026-11-30-04:00"]
@@ -128,13 +137,19 @@ def test_retry_schedule_launches_the_three_retryable_statuses():
 
     repo = defs.get_repository_def()
     context = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 11, 30, 5, 15, tzinfo=timezone.utc), repository_def=repo
+        scheduled_execution_time=datetime(2026, 11, 30, 5, 15, tzinfo=UTC), repository_def=repo
     )
     requests = retry_schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == ["error", "unsupported", "skipped_paid"]
     assert len({r.run_key for r in requests}) == 3
     assert retry_schedule.execution_timezone == "UTC"
-    assert retry_job.partitions_def.get_partition_keys() == ["error", "unsupported", "skipped_paid", "invalid", "exhausted"]
+    assert retry_job.partitions_def.get_partition_keys() == [
+        "error",
+        "unsupported",
+        "skipped_paid",
+        "invalid",
+        "exhausted",
+    ]
 
 
 def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mongo_uri, fresh_db, redis_url):
@@ -151,7 +166,7 @@ def test_metric_refresh_appends_points_for_recent_links(fixtures, instance, mong
     assert too_soon.success and metadata_of(too_soon, "refresh_metrics")["points_appended"] == 0  # 1 h between points
     assert metadata_of(too_soon, "refresh_metrics")["min_interval_minutes"] == 60
 
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)  # time passes
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)  # time passes
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     result = metric_refresh_job.execute_in_process(resources=resources, instance=instance)
 
@@ -175,7 +190,7 @@ def test_metric_refresh_failures_are_warnings_and_counted_and_the_op_retries_tra
     resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
     config = {"ops": {"prepare": {"config": {"token_address": address}}}}
     assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
-    two_hours_ago = datetime.now(timezone.utc) - timedelta(hours=2)
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
     server.route("GET", "/twitter/user/info", Reply.json({"error": "boom"}, status=503))
     try:
@@ -208,17 +223,26 @@ def test_a_rejected_key_is_a_run_warning_that_names_the_variable(fixtures, insta
 
     store = Store(fresh_db)
     x_record = next(r for r in store.tokens.find_by_address(address).social_urls if r.platform == "x")
-    store.tokens.record_social_url_result(address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4}))
+    store.tokens.record_social_url_result(
+        address, x_record.url, x_record.model_copy(update={"status": FetchStatus.ERROR, "attempts": 4})
+    )
     rejecting = FixtureServer().start()  # twitterapi.io refusing a revoked key
     rejecting.route("GET", "/twitter/user/info", Reply.json({"error": "Unauthorized"}, status=401))
     current = resources["generators"]
     generators = GeneratorsResource(
-        x=XApiResource(base_url=rejecting.url, api_key="revoked"), github=current.github, youtube=current.youtube,
-        telegram=current.telegram, apify=current.apify, reddit=current.reddit, urlscan=current.urlscan,
+        x=XApiResource(base_url=rejecting.url, api_key="revoked"),
+        github=current.github,
+        youtube=current.youtube,
+        telegram=current.telegram,
+        apify=current.apify,
+        reddit=current.reddit,
+        urlscan=current.urlscan,
     )
     try:
         result = retry_job.execute_in_process(
-            partition_key="error", resources={**resources, "generators": generators}, instance=instance,
+            partition_key="error",
+            resources={**resources, "generators": generators},
+            instance=instance,
         )
     finally:
         rejecting.stop()
@@ -240,7 +264,8 @@ def test_wallets_backfill_job_fills_known_wallets(instance, mongo_uri, fresh_db)
     wallet = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
     fresh_db["accounts"].insert_one({"platform": "x", "platform_key": "1", "bio": f"CA: {wallet}", "known_wallets": []})
     result = wallets_backfill_job.execute_in_process(
-        instance=instance, resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
+        instance=instance,
+        resources={"mongo": MongoResource(uri=mongo_uri, database=fresh_db.name)},
         run_config={"ops": {"backfill_known_wallets": {"config": {"batch_size": 100}}}},
     )
     assert result.success

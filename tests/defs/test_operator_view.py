@@ -16,7 +16,7 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import reconcile_job_with, four_url_token, job_resources, output_metadata, unique_address
+from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"
@@ -24,7 +24,8 @@ WINDOW = "2026-11-30-01:00"
 
 def log_lines(instance, result, level: str | None = None) -> list[str]:
     return [
-        e.user_message for e in instance.all_logs(result.run_id)
+        e.user_message
+        for e in instance.all_logs(result.run_id)
         if e.dagster_event is None and (level is None or e.level == getattr(logging, level))
     ]
 
@@ -37,7 +38,11 @@ def prepare_config(address: str) -> dict:
 
 
 def _undescribed_fields(config_type, prefix: str) -> list[str]:
-    return [f"{prefix}.{name}" for name, field in (getattr(config_type, "fields", None) or {}).items() if not field.description]
+    return [
+        f"{prefix}.{name}"
+        for name, field in (getattr(config_type, "fields", None) or {}).items()
+        if not field.description
+    ]
 
 
 def test_every_definition_and_config_field_is_described():
@@ -66,7 +71,11 @@ def test_every_definition_and_config_field_is_described():
             for provider_name in type(resource).model_fields:
                 provider = type(getattr(resource, provider_name))
                 missing += [] if provider.__doc__ else [f"resource generators.{provider_name}"]
-                missing += [f"resource generators.{provider_name}.{f}" for f, i in provider.model_fields.items() if not i.description]
+                missing += [
+                    f"resource generators.{provider_name}.{f}"
+                    for f, i in provider.model_fields.items()
+                    if not i.description
+                ]
     assert missing == []
 
 
@@ -79,7 +88,8 @@ def test_url_table_is_a_table_with_status_and_why(fixtures, instance, mongo_uri,
     soltracker.put(four_url_token(address))
 
     result = record_token_job.execute_in_process(
-        run_config=prepare_config(address), instance=instance,
+        run_config=prepare_config(address),
+        instance=instance,
         resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
@@ -102,7 +112,8 @@ def test_a_run_launched_by_hand_is_tagged_with_its_token(fixtures, instance, mon
     address = unique_address()  # unknown upstream: a quick, green run
 
     result = record_token_job.execute_in_process(
-        run_config=prepare_config(address), instance=instance,
+        run_config=prepare_config(address),
+        instance=instance,
         resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
     )
 
@@ -110,13 +121,17 @@ def test_a_run_launched_by_hand_is_tagged_with_its_token(fixtures, instance, mon
     assert instance.get_run_by_id(result.run_id).tags[TOKEN_TAG] == address
 
 
-def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(
+    fixtures, instance, mongo_uri, fresh_db, redis_url
+):
     server, soltracker = fixtures
     address = unique_address()
     soltracker.put(four_url_token(address))
     with soltracker.failing(Reply.json({"message": "down"}, status=503), times=10):
         result = record_token_job.execute_in_process(
-            run_config=prepare_config(address), instance=instance, raise_on_error=False,
+            run_config=prepare_config(address),
+            instance=instance,
+            raise_on_error=False,
             resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         )
 
@@ -135,7 +150,9 @@ def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(fixtures, 
 # -- reconcile_job -------------------------------------------------------------------------------
 
 
-def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     from socialrec_pipeline.recording.processor import TokenRecorder
 
     server, soltracker = fixtures
@@ -152,7 +169,9 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(fixtures, ins
     monkeypatch.setattr(TokenRecorder, "record_upstream_token", flaky)
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
-        partition_key=WINDOW, instance=instance, raise_on_error=False,
+        partition_key=WINDOW,
+        instance=instance,
+        raise_on_error=False,
     )
 
     assert not result.success
@@ -171,7 +190,9 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-30T01:30:00Z"))
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
-        partition_key=WINDOW, instance=instance, raise_on_error=False,
+        partition_key=WINDOW,
+        instance=instance,
+        raise_on_error=False,
         run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
     )
 
@@ -183,7 +204,8 @@ def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri,
 def test_a_converged_window_says_so(fixtures, instance, mongo_uri, fresh_db, redis_url):
     server, _ = fixtures
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
-        partition_key="2026-11-30-00:00", instance=instance,
+        partition_key="2026-11-30-00:00",
+        instance=instance,
     )
     assert result.success
     assert output_metadata(result, "reconcile_window")["stopped_by"].value == "window finished"
@@ -197,7 +219,9 @@ def test_retry_counts_are_numbers_and_paid_off_is_explained(fixtures, instance, 
     address = unique_address()
     soltracker.put(four_url_token(address))
     resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url)
-    assert record_token_job.execute_in_process(run_config=prepare_config(address), resources=resources, instance=instance).success
+    assert record_token_job.execute_in_process(
+        run_config=prepare_config(address), resources=resources, instance=instance
+    ).success
 
     result = retry_job.execute_in_process(partition_key="skipped_paid", resources=resources, instance=instance)
 
@@ -261,7 +285,9 @@ def test_an_upstream_outage_during_reconcile_says_what_to_do(fixtures, instance,
     server, soltracker = fixtures
     with soltracker.failing(Reply.json({"message": "down"}, status=503), times=1):
         result = reconcile_without_retries.execute_in_process(
-            partition_key=WINDOW, instance=instance, raise_on_error=False,
+            partition_key=WINDOW,
+            instance=instance,
+            raise_on_error=False,
         )
 
     assert not result.success

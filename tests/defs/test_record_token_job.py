@@ -29,7 +29,13 @@ def fixtures():
 
 
 def run_config(address: str) -> dict:
-    return {"ops": {"prepare": {"config": {"token_address": address, "first_flow_timestamp": "2026-11-29T21:14:03Z", "symbol": "FOUR"}}}}
+    return {
+        "ops": {
+            "prepare": {
+                "config": {"token_address": address, "first_flow_timestamp": "2026-11-29T21:14:03Z", "symbol": "FOUR"}
+            }
+        }
+    }
 
 
 def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
@@ -39,7 +45,9 @@ def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_
     resources = job_resources(server.url, mongo_uri, fresh_db.name, redis_url, from_env=True)
 
     result = record_token_job.execute_in_process(
-        run_config=run_config(FOUR_URL_TOKEN), resources=resources, instance=instance,
+        run_config=run_config(FOUR_URL_TOKEN),
+        resources=resources,
+        instance=instance,
         tags={"socialrec/token_address": FOUR_URL_TOKEN, "source": "test"},
     )
 
@@ -60,13 +68,13 @@ def test_records_four_urls_and_writes_the_marker_last(fixtures, instance, mongo_
 
     # Secrets never reach events, tags or run config.
     run = instance.get_run_by_id(result.run_id)
-    haystack = " ".join(
-        [str(run.tags), str(run.run_config)] + [str(e) for e in instance.all_logs(result.run_id)]
-    )
+    haystack = " ".join([str(run.tags), str(run.run_config)] + [str(e) for e in instance.all_logs(result.run_id)])
     assert SOLTRACKER_KEY not in haystack and X_KEY not in haystack
 
     # A second run is idempotent: the marker exists, nothing downstream runs.
-    again = record_token_job.execute_in_process(run_config=run_config(FOUR_URL_TOKEN), resources=resources, instance=instance)
+    again = record_token_job.execute_in_process(
+        run_config=run_config(FOUR_URL_TOKEN), resources=resources, instance=instance
+    )
     assert again.success
     assert [e.event_type_value for e in again.all_events if e.step_key == "write_marker"] == ["STEP_SKIPPED"]
 
@@ -79,7 +87,8 @@ def test_locked_token_is_skipped_quietly(fixtures, instance, mongo_uri, fresh_db
     assert locks.try_acquire(address, "another-worker")
     try:
         result = record_token_job.execute_in_process(
-            run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+            run_config=run_config(address),
+            resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
             instance=instance,
         )
     finally:
@@ -124,7 +133,9 @@ def test_every_run_says_what_happened_to_its_token(fixtures, instance, mongo_uri
     address = unique_address()
     soltracker.put(four_url_token(address))
 
-    recorded = record_token_job.execute_in_process(run_config=run_config(address), resources=resources, instance=instance)
+    recorded = record_token_job.execute_in_process(
+        run_config=run_config(address), resources=resources, instance=instance
+    )
     again = record_token_job.execute_in_process(run_config=run_config(address), resources=resources, instance=instance)
     unknown = record_token_job.execute_in_process(
         run_config=run_config(unique_address()), resources=resources, instance=instance
@@ -135,8 +146,10 @@ def test_every_run_says_what_happened_to_its_token(fixtures, instance, mongo_uri
     assert run_tags_of(instance, again)["socialrec/outcome"] == "already_recorded"
     assert run_tags_of(instance, unknown)["socialrec/outcome"] == "unknown_token"
     skipped = next(
-        e for e in unknown.all_events
-        if e.step_key == "prepare" and e.event_type_value == "STEP_OUTPUT"
+        e
+        for e in unknown.all_events
+        if e.step_key == "prepare"
+        and e.event_type_value == "STEP_OUTPUT"
         and e.event_specific_data.step_output_handle.output_name == "skipped"
     )
     assert skipped.event_specific_data.metadata["outcome"].value == "unknown_token"
@@ -151,7 +164,8 @@ def test_a_transient_upstream_failure_is_retried_by_the_op(fixtures, instance, m
     soltracker.fail_with(Reply.json({"message": "overloaded"}, status=503), times=1)
 
     result = record_token_job.execute_in_process(
-        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        run_config=run_config(address),
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         instance=instance,
     )
 
@@ -160,7 +174,9 @@ def test_a_transient_upstream_failure_is_retried_by_the_op(fixtures, instance, m
     assert run_tags_of(instance, result)["socialrec/outcome"] == "recorded"
 
 
-def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
+def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     from socialrec_pipeline.recording.processor import TokenRecorder
 
     server, soltracker = fixtures
@@ -172,8 +188,10 @@ def test_a_bug_in_a_url_step_fails_once_instead_of_being_retried(fixtures, insta
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", bug)
     result = record_token_job.execute_in_process(
-        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
-        instance=instance, raise_on_error=False,
+        run_config=run_config(address),
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        instance=instance,
+        raise_on_error=False,
     )
 
     assert not result.success
@@ -200,7 +218,8 @@ def test_a_redis_hiccup_in_a_url_step_is_retried(fixtures, instance, mongo_uri, 
 
     monkeypatch.setattr(TokenRecorder, "record_one_url", hiccup)
     result = record_token_job.execute_in_process(
-        run_config=run_config(address), resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
+        run_config=run_config(address),
+        resources=job_resources(server.url, mongo_uri, fresh_db.name, redis_url),
         instance=instance,
     )
 
@@ -217,7 +236,10 @@ def test_a_run_that_fails_on_redis_says_so_and_is_tagged_infra_failed(fixtures, 
     resources = job_resources(server.url, mongo_uri, fresh_db.name, "redis://127.0.0.1:22001/0")  # nothing listens
 
     result = record_token_job.execute_in_process(
-        run_config=run_config(address), resources=resources, instance=instance, raise_on_error=False,
+        run_config=run_config(address),
+        resources=resources,
+        instance=instance,
+        raise_on_error=False,
     )
 
     assert not result.success
@@ -242,7 +264,9 @@ def test_infra_failures_name_their_service():
 
 
 @pytest.mark.parametrize("fault", ["refused_key", "other_address", "malformed"])
-def test_a_soltracker_answer_that_retrying_cannot_fix_fails_without_retries(fixtures, instance, mongo_uri, fresh_db, redis_url, fault):
+def test_a_soltracker_answer_that_retrying_cannot_fix_fails_without_retries(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, fault
+):
     """Issue 9: 401/403, a malformed body or an answer for another address are permanent for the run."""
     from socialrec_pipeline.defs.resources import SolTrackerResource
     from socialrec_pipeline.sandbox.fixture_server import Reply
@@ -260,7 +284,10 @@ def test_a_soltracker_answer_that_retrying_cannot_fix_fails_without_retries(fixt
         soltracker.fail_with(Reply.html("<html>maintenance</html>"))
 
     result = record_token_job.execute_in_process(
-        run_config=run_config(address), resources=resources, instance=instance, raise_on_error=False,
+        run_config=run_config(address),
+        resources=resources,
+        instance=instance,
+        raise_on_error=False,
     )
 
     assert not result.success
@@ -289,7 +316,9 @@ def test_soltracker_404_for_every_token_in_a_row_is_a_run_and_tick_warning(
     for _ in range(UPSTREAM_404_STREAK_WARNING - 1):  # earlier unknown answers from this upstream
         streak.remember(unique_address())
 
-    unknown = record_token_job.execute_in_process(run_config=run_config(unique_address()), resources=resources, instance=instance)
+    unknown = record_token_job.execute_in_process(
+        run_config=run_config(unique_address()), resources=resources, instance=instance
+    )
 
     assert unknown.success
     assert run_tags_of(instance, unknown)["socialrec/warning"] == "upstream_all_404"

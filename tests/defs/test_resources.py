@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from socialrec_pipeline.defs.resources import RecordingSettingsResource, resources_from_env
+from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.domain.enums import Platform
-from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
+from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings, SettingError
 
 
 def resolved(resource):
@@ -41,5 +41,5 @@ def test_the_value_is_read_when_a_run_starts_not_when_the_code_loads(monkeypatch
 def test_a_malformed_setting_fails_closed(monkeypatch):
     monkeypatch.setenv("SOCIALREC_PAID_PLATFORMS", "")
     monkeypatch.setenv("SOCIALREC_AF_THRESHOLD", "3")  # below the floor: never lowers the threshold
-    with pytest.raises(Exception):
+    with pytest.raises(SettingError):
         resolved(resources_from_env()["recording"]).settings()

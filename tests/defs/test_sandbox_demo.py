@@ -11,8 +11,18 @@ import dagster as dg
 
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import (
-    ApifyResource, GeneratorsResource, GitHubResource, MongoResource, RecordingSettingsResource, RedditResource,
-    RedisResource, SolTrackerResource, TelegramResource, UrlscanResource, XApiResource, YouTubeResource,
+    ApifyResource,
+    GeneratorsResource,
+    GitHubResource,
+    MongoResource,
+    RecordingSettingsResource,
+    RedditResource,
+    RedisResource,
+    SolTrackerResource,
+    TelegramResource,
+    UrlscanResource,
+    XApiResource,
+    YouTubeResource,
 )
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo
@@ -47,7 +57,9 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
     stop, out = threading.Event(), io.StringIO()
     env_file = tmp_path / "sandbox.env"
     port_base = free_port_base()  # 8 consecutive ports free now (a busy machine holds many)
-    thread = threading.Thread(target=demo.serve, args=(out,), kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop})
+    thread = threading.Thread(
+        target=demo.serve, args=(out,), kwargs={"port_base": port_base, "env_file": str(env_file), "stop": stop}
+    )
     thread.start()
     try:
         for _ in range(100):
@@ -60,13 +72,13 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
         with dg.DagsterInstance.ephemeral() as instance:
             for address in (demo.POPCAT, demo.PUMPKIT):
                 config = {"ops": {"prepare": {"config": {"token_address": address}}}}
-                assert record_token_job.execute_in_process(run_config=config, resources=resources, instance=instance).success
+                assert record_token_job.execute_in_process(
+                    run_config=config, resources=resources, instance=instance
+                ).success
     finally:
         stop.set()
         thread.join(timeout=10)
-    statuses = {
-        doc["address"]: sorted(u["status"] for u in doc["social_urls"]) for doc in fresh_db["tokens"].find()
-    }
+    statuses = {doc["address"]: sorted(u["status"] for u in doc["social_urls"]) for doc in fresh_db["tokens"].find()}
     assert statuses[demo.POPCAT] == ["ok", "ok", "ok", "skipped_paid"]
     assert statuses[demo.PUMPKIT] == ["ok", "ok", "ok", "ok"]
     assert TokenLocks(client).owner_of(demo.POPCAT) is None
@@ -109,6 +121,10 @@ def test_the_code_location_uses_the_producers_exchange_unless_told_otherwise():
     from socialrec_pipeline.defs.resources import RabbitMQResource
 
     assert RabbitMQResource().exchange == "solTokenFlowTopicExchange"
-    assert demo.environment({k: "http://x" for k in ("soltracker", "x", "github", "youtube", "telegram", "apify", "reddit", "urlscan")})[
-        "RABBITMQ_EXCHANGE"
-    ] == demo.SANDBOX_EXCHANGE != "solTokenFlowTopicExchange"
+    assert (
+        demo.environment(
+            {k: "http://x" for k in ("soltracker", "x", "github", "youtube", "telegram", "apify", "reddit", "urlscan")}
+        )["RABBITMQ_EXCHANGE"]
+        == demo.SANDBOX_EXCHANGE
+        != "solTokenFlowTopicExchange"
+    )

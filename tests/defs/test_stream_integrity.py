@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
@@ -118,7 +118,7 @@ def test_a_bad_symbol_is_dropped_in_favour_of_the_upstream_and_the_token_still_l
     result = tick(instance, stream_resources)
     assert launched(result) == [A]
     config = result.run_requests[0].run_config["ops"]["prepare"]["config"]
-    assert config["symbol"] is None  # prepare then takes the upstream's symbol
+    assert config.get("symbol") is None  # omitted = null: prepare then takes the upstream's symbol
     assert "symbol" not in fresh_db["record_inbox"].find_one({"token_address": A})
     assert broker.depth(broker.queue) == 0 and broker.depth(broker.dlq) == 0
 
@@ -133,7 +133,7 @@ def test_a_clean_symbol_reaches_run_config_stripped(instance, broker, stream_res
 def test_an_implausible_first_flow_time_is_dropped(instance, broker, stream_resources, stamp):
     broker.publish(flow(A, 6, firstFlowTimestamp=stamp))
     result = tick(instance, stream_resources)
-    assert result.run_requests[0].run_config["ops"]["prepare"]["config"]["first_flow_timestamp"] is None
+    assert result.run_requests[0].run_config["ops"]["prepare"]["config"].get("first_flow_timestamp") is None
 
 
 # -- 3. the inbox write is journaled before the ack ---------------------------------------------
@@ -161,7 +161,7 @@ def test_every_inbox_write_asks_for_a_journaled_majority_write(mongo_uri, fresh_
         inbox = RecordInbox(open_database(client, fresh_db.name))
         inbox.ensure_indexes()
         listener.commands.clear()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         from socialrec_pipeline.domain.events import TokenFlowEvent
 
         inbox.accept([TokenFlowEvent.model_validate(flow(A, 6)), TokenFlowEvent.model_validate(flow(B, 6))], now)
@@ -209,7 +209,7 @@ def test_an_acknowledged_entry_survives_the_database_killed_right_after_the_tick
     finally:
         client.close()
     assert set(entries) == {A, B}
-    assert entries[A]["first_flow_timestamp"] == datetime(2026, 11, 29, 21, 14, 3, tzinfo=timezone.utc)
+    assert entries[A]["first_flow_timestamp"] == datetime(2026, 11, 29, 21, 14, 3, tzinfo=UTC)
 
 
 # -- 5. the earliest duplicate wins -------------------------------------------------------------
@@ -221,22 +221,28 @@ def test_out_of_order_duplicates_keep_the_earliest_first_flow_time(instance, bro
     broker.publish(flow(A, 6))  # no time at all: changes nothing
     broker.publish(flow(A, 6, firstFlowTimestamp=early))
     first = tick(instance, stream_resources)
-    assert first.run_requests[0].run_config["ops"]["prepare"]["config"]["first_flow_timestamp"].startswith(
-        "2026-11-29T20:00:00"
+    assert (
+        first.run_requests[0]
+        .run_config["ops"]["prepare"]["config"]["first_flow_timestamp"]
+        .startswith("2026-11-29T20:00:00")
     )
     broker.publish(flow(A, 6, firstFlowTimestamp=middle))  # a later tick, a later time: no change
     tick(instance, stream_resources, cursor=first.cursor)
     entry = RecordInbox(fresh_db).find(A)
-    assert entry.first_flow_timestamp == datetime(2026, 11, 29, 20, tzinfo=timezone.utc)
+    assert entry.first_flow_timestamp == datetime(2026, 11, 29, 20, tzinfo=UTC)
 
 
-def test_a_duplicate_arriving_after_the_marker_moves_first_transfer_at_earlier(instance, broker, stream_resources, fresh_db):
+def test_a_duplicate_arriving_after_the_marker_moves_first_transfer_at_earlier(
+    instance, broker, stream_resources, fresh_db
+):
     store = Store(fresh_db)
     store.ensure_indexes()
-    t_marker = datetime(2026, 11, 29, 22, tzinfo=timezone.utc)
+    t_marker = datetime(2026, 11, 29, 22, tzinfo=UTC)
     store.tokens.write_marker(Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker))
     # A second recording path (reconcile, retry) with a later time never moves it later.
-    store.tokens.write_marker(Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker + timedelta(hours=1)))
+    store.tokens.write_marker(
+        Token.of(address=A, discovered_at=t_marker, social_urls=[], first_transfer_at=t_marker + timedelta(hours=1))
+    )
     assert fresh_db["tokens"].find_one({"address": A})["first_transfer_at"] == t_marker
 
     broker.publish(flow(A, 6, firstFlowTimestamp="2026-11-29T23:00:00Z"))  # later: ignored
@@ -245,7 +251,7 @@ def test_a_duplicate_arriving_after_the_marker_moves_first_transfer_at_earlier(i
 
     assert launched(result) == [] and json.loads(result.cursor)["last_tick"]["done"] == 1
     assert fresh_db["tokens"].find_one({"address": A})["first_transfer_at"] == datetime(
-        2026, 11, 29, 19, 30, tzinfo=timezone.utc
+        2026, 11, 29, 19, 30, tzinfo=UTC
     )
     assert RecordInbox(fresh_db).find(A) is None
 
@@ -275,9 +281,7 @@ def test_the_sensor_relaunches_a_failed_token_with_a_new_run_key_and_reports_it_
     from socialrec_pipeline.stream.intake import TickLimits
 
     # No grace and no backoff delay, one automatic relaunch: the whole cycle in four ticks.
-    monkeypatch.setattr(
-        token_flow, "TICK_LIMITS", TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),))
-    )
+    monkeypatch.setattr(token_flow, "TICK_LIMITS", TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),)))
     with dg.DagsterInstance.ephemeral() as instance:
         broker.publish(flow(A, 6))
         first = tick(instance, stream_resources)

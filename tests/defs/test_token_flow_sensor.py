@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC
 
 import dagster as dg
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from socialrec_pipeline.defs import token_flow
 from socialrec_pipeline.defs.tags import SOURCE_TAG, TOKEN_TAG
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
+from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import REASON_HEADER
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TokenFlowDrain
@@ -55,8 +57,17 @@ def test_mixed_batch_launches_one_run_per_qualifying_token(instance, broker, str
 
     cursor = json.loads(result.cursor)
     assert cursor["last_tick"] == {
-        "consumed": 10, "invalid": 4, "below_threshold": 1, "queued": 3, "launched": 3, "relaunched": 0,
-        "rerequested": 0, "done": 0, "waiting": 0, "retrying": 0, "stuck": 0,
+        "consumed": 10,
+        "invalid": 4,
+        "below_threshold": 1,
+        "queued": 3,
+        "launched": 3,
+        "relaunched": 0,
+        "rerequested": 0,
+        "done": 0,
+        "waiting": 0,
+        "retrying": 0,
+        "stuck": 0,
     }
 
 
@@ -122,9 +133,7 @@ def test_sandbox_runs_are_tagged(instance, broker, stream_resources):
     assert queue_name_for("prod") == "af-social-scanner.token-flow.social-sync"
     assert queue_name_for("sandbox") == "af-social-scanner.token-flow.social-sync.sandbox"
     assert RabbitMQResource(env="sandbox").is_sandbox
-    request = token_flow.run_request(
-        token_flow.Launch(QUALIFYING_ADDRESSES[0], "entry1", 2, "X", None), sandbox=True
-    )
+    request = token_flow.run_request(token_flow.Launch(QUALIFYING_ADDRESSES[0], "entry1", 2, "X", None), sandbox=True)
     assert request.tags["sandbox"] == "true" and request.run_key.endswith(":2")
 
 
@@ -133,7 +142,7 @@ def test_malformed_threshold_fails_closed(instance, broker, stream_resources):
 
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 9))
     resources = {**stream_resources, "recording": RecordingSettingsResource(af_threshold="five")}
-    with pytest.raises(Exception):
+    with pytest.raises(SettingError):
         tick(instance, resources)
     assert broker.depth(broker.queue) == 1  # nothing consumed
 
@@ -141,7 +150,10 @@ def test_malformed_threshold_fails_closed(instance, broker, stream_resources):
 def test_bodies_the_json_parser_chokes_on_are_dead_lettered_not_requeued_forever(instance, broker, stream_resources):
     # Both fit in 64 KiB, and json.loads raises RecursionError / ValueError (not JSONDecodeError) on them.
     deep = b"[" * 30_000 + b"]" * 30_000
-    huge_int = b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (QUALIFYING_ADDRESSES[0].encode(), b"9" * 5_000)
+    huge_int = b'{"tokenAddress": "%s", "totalInvestedAlphaFinders": %s}' % (
+        QUALIFYING_ADDRESSES[0].encode(),
+        b"9" * 5_000,
+    )
     broker.publish(deep)
     broker.publish(huge_int)
     broker.publish(flow(QUALIFYING_ADDRESSES[1], 6))
@@ -156,7 +168,9 @@ def test_bodies_the_json_parser_chokes_on_are_dead_lettered_not_requeued_forever
     assert json.loads(result.cursor)["last_tick"]["invalid"] == 2
 
 
-def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(instance, broker, stream_resources, monkeypatch):
+def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(
+    instance, broker, stream_resources, monkeypatch
+):
     from pymongo.errors import AutoReconnect
 
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 6))
@@ -176,3 +190,20 @@ def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(in
     result = tick(instance, stream_resources)  # Mongo is back
     assert [r.tags[TOKEN_TAG] for r in result.run_requests] == [QUALIFYING_ADDRESSES[0]]
     assert broker.depth(broker.queue) == 0 and broker.depth(broker.dlq) == 1
+
+
+def test_run_request_config_is_built_from_the_typed_op_config_and_fits_the_job():
+    from datetime import datetime
+
+    import dagster as dg
+
+    from socialrec_pipeline.defs.record_token import record_token_job
+    from socialrec_pipeline.defs.token_flow import run_request
+    from socialrec_pipeline.stream.intake import Launch
+
+    first = datetime(2026, 11, 29, tzinfo=UTC)
+    launch = Launch("So11111111111111111111111111111111111111112", "entry", 0, "SOL", first)
+    request = run_request(launch, sandbox=False)
+    prepare = request.run_config["ops"]["prepare"]["config"]
+    assert prepare["token_address"] == launch.token_address and prepare["symbol"] == "SOL"
+    assert dg.validate_run_config(record_token_job, request.run_config)

@@ -95,7 +95,9 @@ def tiktok_video_item(**overrides: Any) -> dict[str, Any]:
 
 
 def tiktok_slideshow_item(**overrides: Any) -> dict[str, Any]:
-    return _merged(_TIKTOK_VIDEO, {"id": "7350000000000000002", "isSlideshow": True, "videoMeta": {"duration": 0}, **overrides})
+    return _merged(
+        _TIKTOK_VIDEO, {"id": "7350000000000000002", "isSlideshow": True, "videoMeta": {"duration": 0}, **overrides}
+    )
 
 
 def instagram_post_item(**overrides: Any) -> dict[str, Any]:
@@ -120,7 +122,9 @@ def instagram_profile_item(**overrides: Any) -> dict[str, Any]:
     return _merged(_INSTAGRAM_PROFILE, overrides)
 
 
-def error_item(error: str = "Empty or private data for provided input", description: str | None = None) -> dict[str, Any]:
+def error_item(
+    error: str = "Empty or private data for provided input", description: str | None = None
+) -> dict[str, Any]:
     return {"error": error, "errorDescription": description or error}
 
 
@@ -193,7 +197,7 @@ class MeteredApify:
         self.first_refusal_at: float | None = None
         self._lock = threading.Lock()
 
-    def register(self, server: FixtureServer, *, token: str = DEMO_TOKEN) -> "MeteredApify":
+    def register(self, server: FixtureServer, *, token: str = DEMO_TOKEN) -> MeteredApify:
         register_actor(server, TIKTOK_ACTOR, self._tiktok, token=token)
         register_actor(server, INSTAGRAM_ACTOR, self._instagram, token=token)
         return self
@@ -227,8 +231,9 @@ class MeteredApify:
     def _tiktok(self, request: Request) -> list[dict[str, Any]] | Reply:
         urls = (request.json() or {}).get("postURLs") or []
         video_id = (urls[0].rstrip("/").rsplit("/", 1)[-1] if urls else "") or "7350000000000000001"
-        return self._answer(lambda: tiktok_video_item(
-            id=video_id, webVideoUrl=f"https://www.tiktok.com/@moonkol/video/{video_id}"))
+        return self._answer(
+            lambda: tiktok_video_item(id=video_id, webVideoUrl=f"https://www.tiktok.com/@moonkol/video/{video_id}")
+        )
 
     def _instagram(self, request: Request) -> list[dict[str, Any]] | Reply:
         return self._answer(instagram_post_item)

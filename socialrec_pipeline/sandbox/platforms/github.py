@@ -94,7 +94,7 @@ class GitHubFixtures:
         self.gists: dict[str, dict[str, Any]] = {}
         self.orgs: dict[str, dict[str, Any]] = {}
 
-    def register(self, server: FixtureServer, prefix: str = "") -> "GitHubFixtures":
+    def register(self, server: FixtureServer, prefix: str = "") -> GitHubFixtures:
         server.route_prefix("GET", f"{prefix}/repos/", lambda r: self._answer(self.repos, r.path[len(prefix) + 7:]))
         server.route_prefix("GET", f"{prefix}/users/", lambda r: self._answer(self.users, r.path[len(prefix) + 7:]))
         server.route_prefix("GET", f"{prefix}/gists/", lambda r: self._answer(self.gists, r.path[len(prefix) + 7:]))

@@ -1,3 +1,6 @@
+# The page templates copy the markup of the real preview pages line for line; wrapping them
+# would change the served HTML, so the line-length rule does not apply to this file.
+# ruff: noqa: E501
 """t.me preview-page stand-in: HTML in the shape the public preview pages have (contracts § Telegram).
 
 Page kinds as Telegram serves them: a public channel (count line "N subscribers", "View in
@@ -16,25 +19,44 @@ from html import escape
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 
 
-def page(title: str, description: str, *, extra: str | None = None, buttons: tuple[str, ...] = (),
-         name: str = "name", context_link: str | None = None, page_title: str | None = None,
-         photo: bool = True) -> str:
+def page(
+    title: str,
+    description: str,
+    *,
+    extra: str | None = None,
+    buttons: tuple[str, ...] = (),
+    name: str = "name",
+    context_link: str | None = None,
+    page_title: str | None = None,
+    photo: bool = True,
+) -> str:
     """A preview page: og meta tags, photo, visible title, optional extra line, description,
     optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out."""
     visible = title if page_title is None else page_title
     extra_html = f'<div class="tgme_page_extra">{escape(extra)}</div>' if extra is not None else ""
-    title_html = (f'<div class="tgme_page_title" dir="auto"><span dir="auto">{escape(visible)}</span></div>'
-                  if visible else "")
-    photo_html = (f'<div class="tgme_page_photo"><a href="tg://resolve?domain={name}">'
-                  '<img class="tgme_page_photo_image" src="x.jpg"></a></div>' if photo else "")
+    title_html = (
+        f'<div class="tgme_page_title" dir="auto"><span dir="auto">{escape(visible)}</span></div>' if visible else ""
+    )
+    photo_html = (
+        f'<div class="tgme_page_photo"><a href="tg://resolve?domain={name}">'
+        '<img class="tgme_page_photo_image" src="x.jpg"></a></div>'
+        if photo
+        else ""
+    )
     button_html = "".join(
         f'<div class="tgme_page_action"><a class="tgme_action_button_new shine" href="tg://resolve?domain={name}">'
-        f"{escape(b)}</a></div>" for b in buttons
+        f"{escape(b)}</a></div>"
+        for b in buttons
     )
-    context_html = (f'<div class="tgme_page_context_link_wrap"><a href="/s/{name}" class="tgme_page_context_link">'
-                    f"{escape(context_link)}</a></div>" if context_link else "")
-    description_html = (f'<div class="tgme_page_description" dir="auto">{escape(description)}</div>'
-                        if description else "")
+    context_html = (
+        f'<div class="tgme_page_context_link_wrap"><a href="/s/{name}" class="tgme_page_context_link">'
+        f"{escape(context_link)}</a></div>"
+        if context_link
+        else ""
+    )
+    description_html = (
+        f'<div class="tgme_page_description" dir="auto">{escape(description)}</div>' if description else ""
+    )
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Telegram: Contact @{escape(name)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
@@ -55,13 +77,24 @@ def page(title: str, description: str, *, extra: str | None = None, buttons: tup
 
 
 def channel_page(name: str = "pumpchannel", subscribers: str = "12 345 subscribers") -> str:
-    return page("PUMP Official", "CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", extra=subscribers,
-                buttons=("View in Telegram",), context_link="Preview channel", name=name)
+    return page(
+        "PUMP Official",
+        "CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+        extra=subscribers,
+        buttons=("View in Telegram",),
+        context_link="Preview channel",
+        name=name,
+    )
 
 
 def group_page(name: str = "pumpchat", extra: str = "1 024 members, 57 online") -> str:
-    return page("PUMP Chat", "You can view and join @pumpchat right away.", extra=extra,
-                buttons=("View in Telegram",), name=name)
+    return page(
+        "PUMP Chat",
+        "You can view and join @pumpchat right away.",
+        extra=extra,
+        buttons=("View in Telegram",),
+        name=name,
+    )
 
 
 def restricted_channel_page(name: str = "pumprestricted") -> str:
@@ -78,8 +111,14 @@ def bot_page(name: str = "pumpbuybot", monthly: str = "48 210 monthly users") ->
 
 
 def not_found_page(name: str = "nobody") -> str:
-    return page(f"Telegram: Contact @{name}", f"You can contact @{name} right away.",
-                buttons=("Send Message",), name=name, page_title="", photo=False)
+    return page(
+        f"Telegram: Contact @{name}",
+        f"You can contact @{name} right away.",
+        buttons=("Send Message",),
+        name=name,
+        page_title="",
+        photo=False,
+    )
 
 
 def shell_page(name: str = "emptyshell") -> str:
@@ -87,8 +126,14 @@ def shell_page(name: str = "emptyshell") -> str:
 
 
 def private_invite_page(code: str = "AbCdEf123") -> str:
-    return page("Join group chat on Telegram", "You are invited to a group chat on Telegram. Click to join.",
-                extra="311 members", buttons=("Join Group",), name=code, page_title="PUMP Insiders")
+    return page(
+        "Join group chat on Telegram",
+        "You are invited to a group chat on Telegram. Click to join.",
+        extra="311 members",
+        buttons=("Join Group",),
+        name=code,
+        page_title="PUMP Insiders",
+    )
 
 
 def channel_feed_page(name: str = "pumpchannel", posts: tuple[tuple[int, str, str], ...] = ()) -> str:
@@ -112,9 +157,12 @@ def channel_feed_page(name: str = "pumpchannel", posts: tuple[tuple[int, str, st
 
 
 #: The demo channel's post 42, as its web preview shows it (text with a link, a line break, a time).
-DEMO_POST = (42, 'gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU<br/>Chart: <a href="https://dexscreener.com/solana/pump" '
-                 'target="_blank" rel="noopener">dexscreener.com/solana/pump</a> <i class="emoji" style="">🚀</i>',
-             "2024-12-10T07:00:30+00:00")
+DEMO_POST = (
+    42,
+    'gm! CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU<br/>Chart: <a href="https://dexscreener.com/solana/pump" '
+    'target="_blank" rel="noopener">dexscreener.com/solana/pump</a> <i class="emoji" style="">🚀</i>',
+    "2024-12-10T07:00:30+00:00",
+)
 
 
 def demo_pages() -> dict[str, str]:
@@ -128,9 +176,14 @@ def demo_pages() -> dict[str, str]:
         "/nobody": not_found_page(),
         "/emptyshell": shell_page(),
         "/+AbCdEf123": private_invite_page(),
-        "/s/pumpchannel/42": channel_feed_page("pumpchannel", (
-            (41, "older post", "2024-12-09T10:00:00+00:00"), DEMO_POST, (43, "newer post", "2024-12-11T10:00:00+00:00"),
-        )),
+        "/s/pumpchannel/42": channel_feed_page(
+            "pumpchannel",
+            (
+                (41, "older post", "2024-12-09T10:00:00+00:00"),
+                DEMO_POST,
+                (43, "newer post", "2024-12-11T10:00:00+00:00"),
+            ),
+        ),
     }
 
 

@@ -121,7 +121,7 @@ class XFixtures:
         self.users: dict[str, dict[str, Any]] = {}
         self.communities: dict[str, dict[str, Any]] = {}
 
-    def register(self, server: FixtureServer, prefix: str = "") -> "XFixtures":
+    def register(self, server: FixtureServer, prefix: str = "") -> XFixtures:
         server.route("GET", f"{prefix}/twitter/tweets", self._tweets)
         server.route("GET", f"{prefix}/twitter/user/info", self._user)
         server.route("GET", f"{prefix}/twitter/community/info", self._community)

@@ -45,20 +45,35 @@ def channel(channel_id: str = CHANNEL_ID, handle: str = "@pumpchannel", *, hidde
             "thumbnails": {},
             "country": "US",
         },
-        "statistics": {"viewCount": "987654", "subscriberCount": "12300", "hiddenSubscriberCount": hidden,
-                       "videoCount": "88"},
+        "statistics": {
+            "viewCount": "987654",
+            "subscriberCount": "12300",
+            "hiddenSubscriberCount": hidden,
+            "videoCount": "88",
+        },
     }
 
 
 def listing(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": f"youtube#{kind}ListResponse", "etag": "e",
-            "pageInfo": {"totalResults": len(items), "resultsPerPage": 5}, "items": items}
+    return {
+        "kind": f"youtube#{kind}ListResponse",
+        "etag": "e",
+        "pageInfo": {"totalResults": len(items), "resultsPerPage": 5},
+        "items": items,
+    }
 
 
 def quota_exceeded() -> Reply:
-    return Reply.json({"error": {"code": 403, "message": "The request cannot be completed because you have exceeded your quota.",
-                                 "errors": [{"message": "quota", "domain": "youtube.quota", "reason": "quotaExceeded"}]}},
-                      status=403)
+    return Reply.json(
+        {
+            "error": {
+                "code": 403,
+                "message": "The request cannot be completed because you have exceeded your quota.",
+                "errors": [{"message": "quota", "domain": "youtube.quota", "reason": "quotaExceeded"}],
+            }
+        },
+        status=403,
+    )
 
 
 class YouTubeFixtures:
@@ -66,7 +81,7 @@ class YouTubeFixtures:
         self.videos: dict[str, dict[str, Any]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
 
-    def register(self, server: FixtureServer, prefix: str = "") -> "YouTubeFixtures":
+    def register(self, server: FixtureServer, prefix: str = "") -> YouTubeFixtures:
         server.route("GET", f"{prefix}/videos", self._videos)
         server.route("GET", f"{prefix}/channels", self._channels)
         return self
@@ -76,8 +91,9 @@ class YouTubeFixtures:
         return Reply.json(listing("video", found))
 
     def _channels(self, request: Request) -> Reply:
-        if request.param("id"):
-            found = [self.channels[i] for i in request.param("id").split(",") if i in self.channels]
+        ids = request.param("id")
+        if ids:
+            found = [self.channels[i] for i in ids.split(",") if i in self.channels]
         else:
             wanted = (request.param("forHandle") or "").lower()
             found = [c for c in self.channels.values() if c["snippet"].get("customUrl", "").lower() == wanted]

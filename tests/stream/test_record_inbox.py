@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.stream.inbox import IDLE, LAUNCHED, RecordInbox, run_key
 from socialrec_pipeline.stream.intake import EndedRun, TickLimits, plan_launches
-
-from .conftest import QUALIFYING_ADDRESSES
+from tests.broker import QUALIFYING_ADDRESSES
 
 A = QUALIFYING_ADDRESSES[0]
-NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 NO_MARKERS = lambda addresses: set()  # noqa: E731
 
 
@@ -32,7 +31,7 @@ def inbox_for(db) -> RecordInbox:
 def test_duplicates_while_a_run_is_active_launch_nothing(fresh_db):
     inbox = inbox_for(fresh_db)
     inbox.accept([event(), event()], NOW)
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [key(inbox, 0)]
+    assert [launch.run_key for launch in plan_launches(inbox, NO_MARKERS, set(), NOW).launches] == [key(inbox, 0)]
     for _ in range(3):  # more duplicates arrive while the run is queued/running
         inbox.accept([event()], NOW)
         plan = plan_launches(inbox, NO_MARKERS, {A}, NOW)
@@ -51,7 +50,7 @@ def test_unknown_token_run_goes_idle_and_the_next_event_relaunches_it(fresh_db):
     assert plan.launches == [] and plan.idled == 1 and inbox.find(A).state == IDLE
     inbox.accept([event()], later)
     plan = plan_launches(inbox, NO_MARKERS, set(), later)
-    assert [l.run_key for l in plan.launches] == [key(inbox, 1)]
+    assert [launch.run_key for launch in plan.launches] == [key(inbox, 1)]
     assert inbox.find(A).state == LAUNCHED
 
 
@@ -63,10 +62,10 @@ def test_event_during_a_failed_run_relaunches_once_after_the_grace(fresh_db):
     # Within the grace the same key is re-yielded (Dagster deduplicates it), never a new one.
     for minutes in (0, 1, 4):
         plan = plan_launches(inbox, NO_MARKERS, set(), NOW + timedelta(minutes=minutes))
-        assert [l.run_key for l in plan.launches] == [key(inbox, 0)]
+        assert [launch.run_key for launch in plan.launches] == [key(inbox, 0)]
     later = NOW + timedelta(minutes=6)
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
-    assert [l.run_key for l in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
+    assert [launch.run_key for launch in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
+    assert [launch.run_key for launch in plan_launches(inbox, NO_MARKERS, set(), later).launches] == [key(inbox, 1)]
 
 
 def test_marker_removes_entry_and_limits_bound_launches(fresh_db):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain
-
-from .conftest import QUALIFYING_ADDRESSES, flow
+from tests.broker import QUALIFYING_ADDRESSES, flow
 
 
 def test_a_delivery_slower_than_the_idle_wait_does_not_end_the_drain(broker, fresh_db):
