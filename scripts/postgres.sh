@@ -4,7 +4,7 @@
 #
 #   scripts/postgres.sh start    # initialise on first use, start, wait until it accepts connections
 #   scripts/postgres.sh stop     # fast shutdown
-#   scripts/postgres.sh status   # exit 0 when it runs
+#   scripts/postgres.sh status   # exit 0 when it runs, 1 when it does not (3: no server binaries)
 #   scripts/postgres.sh url      # postgresql://postgres@127.0.0.1:<port>/postgres
 #
 # SOCIALREC_PG_PORT (default 25432) moves it; SOCIALREC_PG_BIN points at another bin directory
@@ -72,7 +72,8 @@ case "${1:-}" in
     fi
     ;;
   status)
-    running
+    # 1 when stopped (pg_ctl's own 3 would read as "binaries absent" to a caller).
+    running || exit 1
     ;;
   url)
     echo "postgresql://postgres@127.0.0.1:$PORT/postgres"

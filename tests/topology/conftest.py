@@ -15,21 +15,28 @@ BINARIES_ABSENT = 3  # scripts/postgres.sh: no server binaries on this machine
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> str:
-    """`SOCIALREC_TEST_POSTGRES_URL` when set, else the helper's server (started if it is not up).
+def postgres_server() -> Iterator[str]:
+    """`SOCIALREC_TEST_POSTGRES_URL` when set, else the helper's server (started if it is not up,
+    and then stopped again when the session ends, so no server outlives the tests that started it).
 
     Skipped only when the machine has no PostgreSQL server binaries; .ci/run starts the server,
     so in CI the topology tests always run.
     """
     url = os.environ.get("SOCIALREC_TEST_POSTGRES_URL")
     if url:
-        return url
+        yield url
+        return
     script = ROOT / "scripts" / "postgres.sh"
+    was_running = subprocess.run(["bash", str(script), "status"], capture_output=True, timeout=60).returncode == 0
     started = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=120)
     if started.returncode == BINARIES_ABSENT:
         pytest.skip(f"PostgreSQL server binaries are absent: {started.stderr.strip()}")
     assert started.returncode == 0, f"scripts/postgres.sh start failed: {started.stderr}"
-    return subprocess.run(["bash", str(script), "url"], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        yield subprocess.run(["bash", str(script), "url"], capture_output=True, text=True, check=True).stdout.strip()
+    finally:
+        if not was_running:
+            subprocess.run(["bash", str(script), "stop"], capture_output=True, timeout=120)
 
 
 @pytest.fixture
