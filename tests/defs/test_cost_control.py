@@ -199,7 +199,7 @@ def test_no_job_offers_the_recording_settings_in_the_launchpad():
     from socialrec_pipeline.defs.definitions import defs
 
     for name in ("record_token_job", "reconcile_job", "retry_job", "metric_refresh_job"):
-        job = defs.get_job_def(name)
+        job = defs.resolve_job_def(name)
         recording = job.run_config_schema.config_type.fields["resources"].config_type.fields["recording"]
         assert not recording.is_required
         assert dict(recording.config_type.fields["config"].config_type.fields) == {}, name
