@@ -49,22 +49,13 @@ from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
 from socialrec_pipeline.defs import token_flow  # noqa: E402
 from socialrec_pipeline.defs.record_token import record_token_job  # noqa: E402
 from socialrec_pipeline.defs.resources import (  # noqa: E402
-    ApifyResource,
-    GeneratorsResource,
-    GitHubResource,
     MongoResource,
     RabbitMQResource,
     RecordingSettingsResource,
-    RedditResource,
-    RedisResource,
-    SolTrackerResource,
-    TelegramResource,
-    UrlscanResource,
-    XApiResource,
-    YouTubeResource,
 )
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply  # noqa: E402
 from socialrec_pipeline.sandbox.platforms import apify, github, reddit, telegram, urlscan, x, youtube  # noqa: E402
+from socialrec_pipeline.sandbox.resources import stand_in_resources  # noqa: E402
 from socialrec_pipeline.sandbox.soltracker import LIST_PATH, TOKEN_PATH_PREFIX, SolTrackerFixture, upstream_token  # noqa: E402
 from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, declare_topology, queue_name_for  # noqa: E402
 from socialrec_pipeline.stream.inbox import RecordInbox  # noqa: E402
@@ -269,22 +260,12 @@ class World:
 
     @property
     def job_resources(self) -> dict:
-        b, s = self.bench, self.bench.stand_ins
-        return {
-            "mongo": MongoResource(uri=b.mongo.uri, database=self.db_name),
-            "redis": RedisResource(url=b.redis.url),
-            "soltracker": SolTrackerResource(base_url=s.url("soltracker"), api_key=SOLTRACKER_KEY),
-            "recording": RecordingSettingsResource(retry_min_interval_minutes="0"),
-            "generators": GeneratorsResource(
-                x=XApiResource(base_url=s.url("x"), api_key=X_KEY),
-                github=GitHubResource(base_url=s.url("github")),
-                youtube=YouTubeResource(base_url=s.url("youtube"), api_key="faults-youtube-key"),
-                telegram=TelegramResource(base_url=s.url("telegram")),
-                apify=ApifyResource(base_url=s.url("apify"), token=apify.DEMO_TOKEN),
-                reddit=RedditResource(base_url=s.url("reddit")),
-                urlscan=UrlscanResource(base_url=s.url("urlscan")),
-            ),
-        }
+        b = self.bench
+        return stand_in_resources(
+            b.stand_ins.url, mongo_uri=b.mongo.uri, database=self.db_name, redis_url=b.redis.url,
+            soltracker_key=SOLTRACKER_KEY, x_key=X_KEY, youtube_key="faults-youtube-key",
+            recording=RecordingSettingsResource(retry_min_interval_minutes="0"),
+        )
 
     # -- broker -------------------------------------------------------------------------------
     def _connection(self) -> pika.BlockingConnection:

@@ -5,23 +5,13 @@ from __future__ import annotations
 import dagster as dg
 
 from socialrec_pipeline.defs.resources import (
-    ApifyResource,
-    GeneratorsResource,
-    GitHubResource,
-    MongoResource,
     RecordingSettingsResource,
-    RedditResource,
-    RedisResource,
-    SolTrackerResource,
-    TelegramResource,
-    UrlscanResource,
-    XApiResource,
-    YouTubeResource,
 )
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures
 from socialrec_pipeline.sandbox.platforms import telegram as telegram_fixtures
 from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
+from socialrec_pipeline.sandbox.resources import stand_in_resources
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 
 #: Unique strings: the leak test asserts they appear nowhere in a run's events, tags or config.
@@ -68,21 +58,10 @@ def job_resources(server_url: str, mongo_uri: str, db_name: str, redis_url: str,
     """With `from_env`, the keys come through `EnvVar` exactly as in the code location."""
     st_key = dg.EnvVar("SOL_TRACKER_API_KEY") if from_env else SOLTRACKER_KEY
     x_key = dg.EnvVar("TWITTERAPI_API_KEY") if from_env else X_KEY
-    return {
-        "mongo": MongoResource(uri=mongo_uri, database=db_name),
-        "redis": RedisResource(url=redis_url),
-        "soltracker": SolTrackerResource(base_url=server_url, api_key=st_key),
-        "recording": RecordingSettingsResource(retry_min_interval_minutes="0"),
-        "generators": GeneratorsResource(
-            x=XApiResource(base_url=server_url, api_key=x_key),
-            github=GitHubResource(base_url=server_url),
-            youtube=YouTubeResource(base_url=server_url),
-            telegram=TelegramResource(base_url=server_url),
-            apify=ApifyResource(base_url=server_url, token=apify_fixtures.DEMO_TOKEN),
-            reddit=RedditResource(base_url=server_url),
-            urlscan=UrlscanResource(base_url=server_url),
-        ),
-    }
+    return stand_in_resources(
+        lambda _service: server_url, mongo_uri=mongo_uri, database=db_name, redis_url=redis_url,
+        soltracker_key=st_key, x_key=x_key, recording=RecordingSettingsResource(retry_min_interval_minutes="0"),
+    )
 
 
 def output_metadata(result, step: str) -> dict:
