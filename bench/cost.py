@@ -33,38 +33,32 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-import dagster as dg
+# WINDOW must be a reconcile partition: without a setting they start on the day the code loads.
+os.environ.setdefault("SOCIALREC_RECONCILE_START", "2026-11-01-00:00")
 
-from socialrec_pipeline.defs.metric_refresh import metric_refresh_job
-from socialrec_pipeline.defs.reconcile import reconcile_job
-from socialrec_pipeline.defs.record_token import record_token_job
-from socialrec_pipeline.defs.resources import (
-    ApifyResource,
-    GeneratorsResource,
-    GitHubResource,
+import dagster as dg  # noqa: E402
+
+from socialrec_pipeline.defs.metric_refresh import metric_refresh_job  # noqa: E402
+from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_window  # noqa: E402
+from socialrec_pipeline.defs.record_token import record_token_job  # noqa: E402
+from socialrec_pipeline.defs.resources import (  # noqa: E402
     MongoResource,
     RabbitMQResource,
     RecordingSettingsResource,
-    RedditResource,
-    RedisResource,
-    SolTrackerResource,
-    TelegramResource,
-    UrlscanResource,
-    XApiResource,
-    YouTubeResource,
     paid_account_scope,
 )
-from socialrec_pipeline.defs.retry import retry_job
-from socialrec_pipeline.defs.token_flow import token_flow_sensor
-from socialrec_pipeline.recording.locks import PaidCreditGuard, open_redis
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer
-from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures
-from socialrec_pipeline.sandbox.platforms import telegram as telegram_fixtures
-from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
-from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by
-from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
-from socialrec_pipeline.store.client import open_client, open_database
-from socialrec_pipeline.stream.broker import (
+from socialrec_pipeline.defs.retry import retry_job  # noqa: E402
+from socialrec_pipeline.defs.token_flow import token_flow_sensor  # noqa: E402
+from socialrec_pipeline.recording.locks import PaidCreditGuard, open_redis  # noqa: E402
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer  # noqa: E402
+from socialrec_pipeline.sandbox.platforms import apify as apify_fixtures  # noqa: E402
+from socialrec_pipeline.sandbox.platforms import telegram as telegram_fixtures  # noqa: E402
+from socialrec_pipeline.sandbox.platforms.x import demo_fixtures  # noqa: E402
+from socialrec_pipeline.sandbox.resources import stand_in_resources  # noqa: E402
+from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by  # noqa: E402
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token  # noqa: E402
+from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
+from socialrec_pipeline.stream.broker import (  # noqa: E402
     EXCHANGE,
     ROUTING_KEY,
     dead_letter_queue,
@@ -88,6 +82,13 @@ JOBS = {
 }
 
 
+def job_with(name: str, resources: dict) -> dg.JobDefinition:
+    """One of JOBS bound to `resources`, as the code location resolves it (`reconcile_job` is an
+    asset job: it runs only resolved together with its asset)."""
+    defs = dg.Definitions(assets=[reconcile_window], jobs=list(JOBS.values()), resources=resources)
+    return defs.resolve_job_def(name)
+
+
 def address() -> str:
     import secrets
 
@@ -95,21 +96,11 @@ def address() -> str:
 
 
 def resources(server_url: str, uri: str, db: str, *, paid: bool) -> dict:
-    return {
-        "mongo": MongoResource(uri=uri, database=db),
-        "redis": RedisResource(url=REDIS_URL),
-        "soltracker": SolTrackerResource(base_url=server_url, api_key=ST_KEY),
-        "recording": RecordingSettingsResource(enable_paid="true" if paid else "false", retry_min_interval_minutes="0"),
-        "generators": GeneratorsResource(
-            x=XApiResource(base_url=server_url, api_key="bench-x-key"),
-            github=GitHubResource(base_url=server_url),
-            youtube=YouTubeResource(base_url=server_url),
-            telegram=TelegramResource(base_url=server_url),
-            apify=ApifyResource(base_url=server_url, token=apify_fixtures.DEMO_TOKEN),
-            reddit=RedditResource(base_url=server_url),
-            urlscan=UrlscanResource(base_url=server_url),
-        ),
-    }
+    recording = RecordingSettingsResource(enable_paid="true" if paid else "false", retry_min_interval_minutes="0")
+    return stand_in_resources(
+        lambda _service: server_url, mongo_uri=uri, database=db, redis_url=REDIS_URL,
+        soltracker_key=ST_KEY, x_key="bench-x-key", recording=recording,
+    )
 
 
 class Bench:
@@ -219,12 +210,12 @@ def refused_run_configs(bench: Bench) -> str:
         "retry_job": attempt,
         "metric_refresh_job": attempt,
     }
-    for name, job in JOBS.items():
+    for name in JOBS:
         kwargs = {"partition_key": WINDOW} if name == "reconcile_job" else {}
         kwargs = {"partition_key": "skipped_paid"} if name == "retry_job" else kwargs
         try:
-            job.execute_in_process(
-                run_config=configs[name], resources=bench.res(paid=False), instance=bench.instance, **kwargs
+            job_with(name, bench.res(paid=False)).execute_in_process(
+                run_config=configs[name], instance=bench.instance, **kwargs
             )
         except dg.DagsterInvalidConfigError:
             refused += 1
@@ -311,10 +302,12 @@ def main() -> None:
                 )
 
                 def reconcile() -> str:
-                    run = reconcile_job.execute_in_process(
-                        partition_key=WINDOW, resources=bench.res(paid=False), instance=bench.instance
+                    run = job_with("reconcile_job", bench.res(paid=False)).execute_in_process(
+                        partition_key=WINDOW, instance=bench.instance
                     )
-                    md = run.output_for_node("reconcile_window")
+                    # an asset step: its counts are the materialization's metadata, not an output
+                    (materialization,) = run.asset_materializations_for_node("reconcile_window")
+                    md = {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
                     return "window " + ", ".join(f"{k} {v}" for k, v in md.items())
 
                 total += bench.counted("reconcile", reconcile)
