@@ -5,8 +5,11 @@ Decisions:
   API lookup can upgrade it to the numeric chat id. Invite links carry no name: their key is
   `invite:{code}` (the code is case-sensitive and kept as written), `platform_key_kind = "invite"`.
 - What the page is (`page_kind`, in this order; contracts § Telegram):
-  1. og:title "Telegram: Contact @…", or a page with neither a visible title nor a photo → the name
-     does not exist (`TargetNotFound`);
+  1. og:title "Telegram: Contact @…", or a page with neither a visible title nor a photo (a "Send
+     Message" page, or one without a button) → the name does not exist (`TargetNotFound`). A
+     "Join Channel" / "Join Group" page is exempt: a private invite's generic page (og:title "Join
+     group chat on Telegram", no title div, no photo, no count) is the invite venue, with the
+     subtype its button says, no name and no count (docs/telegram_invites.md);
   2. "Start Bot", or an extra line "N monthly users" → a **bot**; "Send Message" (extra line
      `@handle`) → a **user**. Neither is a community venue: both are recorded as what they are, a
      Telegram `accounts` row (SPEC §4: accounts have no subtype; `data.account_type` says `bot` or
@@ -181,9 +184,12 @@ def page_kind(page: PreviewPage, platform_key: str) -> PageKind:
     title = page.title
     if not title:
         raise TransientProviderError("Telegram preview page without og:title")
-    if title.startswith("Telegram: Contact @") or not (page.page_title or page.has_photo):
-        raise TargetNotFound(f"t.me preview of {platform_key}: no such name")
     buttons = [b.lower() for b in page.buttons]
+    invite = "join channel" in buttons or "join group" in buttons
+    # A private invite's generic page has no visible title and no photo either: it is still an
+    # invite (contracts § Telegram ties "no title, no photo → no such name" to "Send Message").
+    if title.startswith("Telegram: Contact @") or not (page.page_title or page.has_photo or invite):
+        raise TargetNotFound(f"t.me preview of {platform_key}: no such name")
     extra = page.extra or ""
     if "start bot" in buttons or _MONTHLY_USERS.search(extra):
         return PageKind.BOT

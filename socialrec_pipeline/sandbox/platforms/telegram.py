@@ -8,8 +8,9 @@ Telegram", and the "Preview channel" context link to `/s/{name}`), a public grou
 online", "View in Telegram" too), a restricted channel (title and "View in Telegram" only), a user
 ("Send Message", extra line `@handle`), a bot ("Start Bot", "N monthly users"), a name that does not
 exist (og:title "Telegram: Contact @name", no visible title, no photo), an empty shell (title, no
-line, no button) and a private invite (generic og:title / og:description, the chat's visible title,
-its member count, "Join Group").
+line, no button), a private invite (generic og:title / og:description, the chat's visible title,
+its member count, "Join Group") and a private invite's generic page (the generic text and the
+button only).
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ def page(
     context_link: str | None = None,
     page_title: str | None = None,
     photo: bool = True,
+    html_title: str | None = None,
+    og_image: str = "https://cdn4.telesco.pe/file/x.jpg",
 ) -> str:
     """A preview page: og meta tags, photo, visible title, optional extra line, description,
-    optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out."""
+    optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out.
+    `html_title` (the `<title>`) defaults to "Telegram: Contact @{name}"."""
+    head_title = f"Telegram: Contact @{name}" if html_title is None else html_title
     visible = title if page_title is None else page_title
     extra_html = f'<div class="tgme_page_extra">{escape(extra)}</div>' if extra is not None else ""
     title_html = (
@@ -58,10 +63,10 @@ def page(
         f'<div class="tgme_page_description" dir="auto">{escape(description)}</div>' if description else ""
     )
     return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>Telegram: Contact @{escape(name)}</title>
+<html><head><meta charset="utf-8"><title>{escape(head_title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <meta property="og:title" content="{escape(title)}">
-<meta property="og:image" content="https://cdn4.telesco.pe/file/x.jpg">
+<meta property="og:image" content="{escape(og_image)}">
 <meta property="og:site_name" content="Telegram">
 <meta property="og:description" content="{escape(description)}">
 <meta property="twitter:title" content="{escape(title)}">
@@ -133,6 +138,22 @@ def private_invite_page(code: str = "AbCdEf123") -> str:
         buttons=("Join Group",),
         name=code,
         page_title="PUMP Insiders",
+    )
+
+
+def generic_invite_page(code: str = "GeNeRiC42", button: str = "Join Group") -> str:
+    """A private invite's generic page (contracts § Telegram): Telegram's invitation text as title
+    and description, Telegram's logo as og:image, the "Join Group" / "Join Channel" button, and
+    no visible title, no photo, no count line. Nothing on it names the chat."""
+    return page(
+        "Join group chat on Telegram",
+        "You are invited to a group chat on Telegram. Click above to join.",
+        buttons=(button,),
+        name=code,
+        page_title="",
+        photo=False,
+        html_title="Join group chat on Telegram",
+        og_image="https://telegram.org/img/t_logo.png",
     )
 
 
