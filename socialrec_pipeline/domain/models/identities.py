@@ -7,7 +7,7 @@ generator that cannot produce a key for an account or venue does not return that
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Self
 
 from bson import ObjectId
@@ -165,6 +165,18 @@ def is_full_profile(data: Mapping[str, Any]) -> bool:
     """An observation is a full profile unless it arrived embedded in another answer
     (`data.source_ref` names that answer: `tweet`, `repo`, `post`, ...)."""
     return SOURCE_REF not in data
+
+
+def has_fresh_profile(row: Account | Venue, at: datetime, max_age: timedelta) -> bool:
+    """The row holds a full profile observed less than `max_age` before `at` (the rule behind
+    `SOCIALREC_PROFILE_MAX_AGE_HOURS`: such a profile is not fetched again, and the thin copies
+    met meanwhile borrow from it). An account flagged unavailable is never fresh."""
+    if not max_age:
+        return False
+    if isinstance(row, Account) and row.moderation.unavailable is True:
+        return False
+    stamp = row.data.get(PROFILE_OBSERVED_AT)
+    return isinstance(stamp, datetime) and stamp > _require_utc(at) - max_age
 
 
 #: `data` key (ours) marking an account or venue observed only as a thin copy inside another answer.
