@@ -33,13 +33,9 @@ def page(
     context_link: str | None = None,
     page_title: str | None = None,
     photo: bool = True,
-    html_title: str | None = None,
-    og_image: str = "https://cdn4.telesco.pe/file/x.jpg",
 ) -> str:
     """A preview page: og meta tags, photo, visible title, optional extra line, description,
-    optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out.
-    `html_title` (the `<title>`) defaults to "Telegram: Contact @{name}"."""
-    head_title = f"Telegram: Contact @{name}" if html_title is None else html_title
+    optional context link, action buttons. `page_title` defaults to `title`; "" leaves it out."""
     visible = title if page_title is None else page_title
     extra_html = f'<div class="tgme_page_extra">{escape(extra)}</div>' if extra is not None else ""
     title_html = (
@@ -66,10 +62,10 @@ def page(
         f'<div class="tgme_page_description" dir="auto">{escape(description)}</div>' if description else ""
     )
     return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{escape(head_title)}</title>
+<html><head><meta charset="utf-8"><title>Telegram: Contact @{escape(name)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <meta property="og:title" content="{escape(title)}">
-<meta property="og:image" content="{escape(og_image)}">
+<meta property="og:image" content="https://cdn4.telesco.pe/file/x.jpg">
 <meta property="og:site_name" content="Telegram">
 <meta property="og:description" content="{escape(description)}">
 <meta property="twitter:title" content="{escape(title)}">
@@ -145,18 +141,17 @@ def private_invite_page(code: str = "AbCdEf123") -> str:
 
 
 def generic_invite_page(code: str = "GeNeRiC42", button: str = "Join Group") -> str:
-    """A private invite's generic page (contracts § Telegram): Telegram's invitation text as title
-    and description, Telegram's logo as og:image, the "Join Group" / "Join Channel" button, and
-    no visible title, no photo, no count line. Nothing on it names the chat."""
+    """A private invite's generic page (contracts § Telegram, issue 22): Telegram's invitation
+    text as og:title / og:description, the "Join Group" / "Join Channel" button, and no visible
+    title, no photo, no count line. Nothing on it names the chat. (`<title>` and og:image are the
+    template's placeholders: the parser reads neither.)"""
     return page(
         "Join group chat on Telegram",
-        "You are invited to a group chat on Telegram. Click above to join.",
+        "You are invited to a group chat on Telegram. Click to join.",
         buttons=(button,),
         name=code,
         page_title="",
         photo=False,
-        html_title="Join group chat on Telegram",
-        og_image="https://telegram.org/img/t_logo.png",
     )
 
 
