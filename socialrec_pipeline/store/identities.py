@@ -12,8 +12,9 @@ other's fields and one bulk write carries every row of a graph. Per field:
   `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`,
   `metrics.members`, each key of `data`;
 - accumulated: `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`);
-- intervals (SPEC §5): `handles[]`: the same handle as the last interval extends it; another opens
-  a new one;
+- intervals (SPEC §5): `handles[]`: the same handle as the last interval, compared by the
+  platform's key (`domain/handles.py`; a case-only change included), extends it; another opens a
+  new one;
 - max: `observed_at`, `data.profile_observed_at` (full profiles only).
 
 A thin copy (`data.source_ref` set: the account arrived embedded in a tweet, repo, post, ...) only
