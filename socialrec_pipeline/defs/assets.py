@@ -115,7 +115,7 @@ ACCOUNTS = _spec(
     "Who: platform accounts, identified by (platform, platform_key), upserted atomically.",
     _schema(
         *_IDENTITY,
-        ("handles", "object[]", "{value, first_seen, last_seen} intervals"),
+        ("handles", "object[]", "{value, key, first_seen, last_seen} intervals; key: as the platform compares it"),
         ("display_name", "string", ""),
         ("known_wallets", "string[]", "addresses found in the bio"),
         ("metrics", "object", "{followers}"),

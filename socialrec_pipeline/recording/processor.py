@@ -27,7 +27,7 @@ from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, Prov
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
-from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
+from socialrec_pipeline.domain.models.identities import has_fresh_profile
 from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
@@ -244,7 +244,7 @@ class TokenRecorder:
         self.registry = registry
         self.settings = settings or RecordingSettings()
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
-        self.writer = GraphWriter(store, self.clock)
+        self.writer = GraphWriter(store, self.clock, profile_max_age=self.profile_max_age)
         self.route = route_fn or _default_route
         self._gate: GateFn = gate_fn or _default_gate
         self._gate_settings: GateSettings | None = None
@@ -604,7 +604,7 @@ class TokenRecorder:
     def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
         """True when the stored row holds a full profile younger than `profile_max_age_hours`.
         An account flagged unavailable is never fresh: every sighting re-checks it."""
-        max_age = timedelta(hours=self.settings.profile_max_age_hours)
+        max_age = self.profile_max_age
         if not max_age:
             return False
         repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
@@ -613,10 +613,11 @@ class TokenRecorder:
         except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
             log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
             return False
-        if row is None or getattr(getattr(row, "moderation", None), "unavailable", None) is True:
-            return False
-        stamp = row.data.get(PROFILE_OBSERVED_AT)
-        return isinstance(stamp, datetime) and stamp > self.clock() - max_age
+        return row is not None and has_fresh_profile(row, self.clock(), max_age)
+
+    @property
+    def profile_max_age(self) -> timedelta:
+        return timedelta(hours=self.settings.profile_max_age_hours)
 
     def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
         """A profile URL answered "suspended or deleted": flag the stored account it names

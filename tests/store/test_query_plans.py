@@ -153,6 +153,9 @@ def _exercise(store: Store) -> None:
     store.accounts.find_by_ids([account.id])
     store.accounts.find_by_platform_key(Platform.X, account.platform_key)
     store.accounts.find_by_handle("kol")
+    store.db.accounts.insert_one({"platform": "x", "platform_key": unique(), "observed_at": T0,
+                                  "handles": [{"value": "Legacy", "first_seen": T0, "last_seen": T0}]})
+    store.accounts.backfill_handle_keys()
     store.accounts.find_by_wallet("So1wallet")
     store.venues.find_by_id(venue.id)
     store.venues.find_by_ids([venue.id])
