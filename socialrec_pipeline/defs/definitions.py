@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from socialrec_pipeline.defs.alerts import alert_sensors
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
@@ -32,6 +33,6 @@ defs = dg.Definitions(
         integrity_schedule,
         recording_health_schedule,
     ],
-    sensors=[token_flow_sensor],
+    sensors=[token_flow_sensor, *alert_sensors],
     resources=resources_from_env(),
 )
