@@ -79,7 +79,9 @@ def _run(db, name: str, **kw) -> integrity.CheckOutcome:
 
 def _time_kw(name: str) -> dict:
     return (
-        {"now": NOW} if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_entries_moving") else {}
+        {"now": NOW}
+        if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_entries_moving")
+        else {}
     )
 
 
