@@ -474,7 +474,7 @@ def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Ch
 # -- record_inbox -------------------------------------------------------------------------------
 
 
-def check_inbox_not_stuck(
+def check_inbox_entries_moving(
     db: Db,
     *,
     max_age: timedelta = DEFAULT_INBOX_MAX_AGE,
@@ -509,7 +509,7 @@ def check_inbox_not_stuck(
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"
     )
-    return _outcome("inbox_not_stuck", sample, counts, coverage)
+    return _outcome("inbox_entries_moving", sample, counts, coverage)
 
 
 #: Every check, by name, with the collection (asset) it belongs to. Used by the bench and the CLI-free callers.
@@ -524,7 +524,7 @@ ALL_CHECKS = {
     "linked_tokens_have_markers": (TOKEN_LINKS, check_linked_tokens_have_markers),
     "marker_statuses_valid": (TOKENS, check_marker_statuses),
     "metric_series_points": (METRIC_SERIES, check_metric_series_points),
-    "inbox_not_stuck": (INBOX, check_inbox_not_stuck),
+    "inbox_entries_moving": (INBOX, check_inbox_entries_moving),
 }
 
 
