@@ -14,7 +14,7 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.domain.events import clean_symbol, parse_instant
 from socialrec_pipeline.providers.http import MAX_BODY_BYTES as PROVIDER_MAX_BODY_BYTES
 from socialrec_pipeline.providers.http import USER_AGENT, tls_context
 
@@ -58,6 +58,14 @@ def _instant(value: Any) -> datetime | None:
 Instant = Annotated[datetime | None, BeforeValidator(_instant)]
 
 
+def _symbol(value: Any) -> Any:
+    # The event's rule (domain/events.py): a symbol that fails it is dropped, the token stays valid.
+    return clean_symbol(value) if isinstance(value, str) else value
+
+
+Symbol = Annotated[StrictStr | None, BeforeValidator(_symbol)]
+
+
 class UpstreamToken(BaseModel):
     """One token as the upstream describes it. Social fields are raw publisher text (or None)."""
 
@@ -65,7 +73,7 @@ class UpstreamToken(BaseModel):
 
     address: StrictStr = Field(min_length=1)
     total_invested_alpha_finders: StrictInt = Field(alias="totalInvestedAlphaFinders", ge=0)
-    symbol: StrictStr | None = None
+    symbol: Symbol = None
     name: StrictStr | None = None
     website: StrictStr | None = None
     twitter: StrictStr | None = None
