@@ -103,3 +103,30 @@ def test_a_marker_that_runs_through_every_clean_store_path_passes_the_check(empt
     assert store.db.tokens.find_one({"address": address})["oldest_attempt"] == {
         s.value: NO_ATTEMPT for s in RETRY_PARTITIONS
     }
+
+
+def test_a_write_landing_between_the_read_and_the_update_is_neither_lost_nor_left_out_of_the_queue(empty_store):
+    """`_change_urls` is a compare-and-set on the array it read: when another write lands in
+    between, it reads again, so neither that write nor the queue derived from both is lost."""
+    store = empty_store
+    address = unique("So")
+    a, b = (f"https://x.com/{address}/{i}" for i in (1, 2))
+    store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[
+        _record(a, FetchStatus.ERROR, h(-3)), _record(b, FetchStatus.ERROR, h(-1))]))
+    rounds = []
+
+    def a_becomes_ok(records):
+        rounds.append([r.status for r in records])
+        if len(rounds) == 1:  # someone else writes b in between
+            assert store.tokens.record_social_url_result(address, b, _record(b, FetchStatus.UNSUPPORTED, h(1)))
+        after = [_record(a, FetchStatus.OK, h(2)) if r.url == a else r for r in records]
+        return after, {"$set": {"social_urls.$[t]": after[0].to_document()}}, [{"t.url": a}]
+
+    assert store.tokens._change_urls(address, a_becomes_ok)
+
+    assert rounds == [[FetchStatus.ERROR, FetchStatus.ERROR], [FetchStatus.ERROR, FetchStatus.UNSUPPORTED]]
+    assert [r.status for r in store.tokens.find_by_address(address).social_urls] == [
+        FetchStatus.OK, FetchStatus.UNSUPPORTED]
+    queue = store.db.tokens.find_one({"address": address})["oldest_attempt"]
+    assert (queue["error"], queue["unsupported"]) == (NO_ATTEMPT, h(1))
+    assert _exact(store.db).passed
