@@ -42,8 +42,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "backfill-queues",
-        help="once after upgrading: derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
-        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE)",
+        help="derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
+        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE); "
+        "every retry run derives the retry queue by itself first",
     )
     credit = sub.add_parser(
         "paid-credit",

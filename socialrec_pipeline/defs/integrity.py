@@ -61,6 +61,12 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
         "reconcile re-records a token without one.",
     ),
     "marker_statuses_valid": ("tokens", ERROR, "Every tokens.social_urls[].status is one of the 9 FetchStatus values."),
+    "retry_queue_exact": (
+        "tokens",
+        ERROR,
+        "Every token's retry queue (oldest_attempt) is exactly what its social_urls derive; a missing one is "
+        "derived by the next retry run.",
+    ),
     "metric_series_points": ("metric_series", ERROR, "metric_series points are time-ordered and at most 200."),
     "inbox_entries_moving": (
         "record_inbox",

@@ -24,7 +24,7 @@ from pymongo.errors import PyMongoError
 
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
-from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.domain.events import TokenFlowEvent, clean_symbol
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
 from socialrec_pipeline.domain.models.identities import has_fresh_profile
@@ -360,7 +360,7 @@ class TokenRecorder:
         return PreparedToken(
             address=address,
             owner=owner,
-            symbol=symbol if symbol is not None else token.symbol,
+            symbol=clean_symbol(symbol) or token.symbol,  # a manual launch's symbol obeys the rule too
             first_transfer_at=first_transfer_at or token.first_flow_timestamp,
             planned=planned,
             upstream_calls=calls,

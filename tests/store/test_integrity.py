@@ -68,7 +68,7 @@ def _link(address: str, object_id: ObjectId, *, depth: int = 0, url: str = URL, 
 def _clean_graph(db) -> tuple[ObjectId, str]:
     content = _content("1", URL)
     db.contents.insert_one(content)
-    db.tokens.insert_one(_marker("TokA"))
+    Store(db).tokens.write_marker(Token.from_document(_marker("TokA")))  # with its derived retry queue
     db.token_links.insert_one(_link("TokA", content["_id"]))
     return content["_id"], "TokA"
 

@@ -206,6 +206,8 @@ def _exercise(store: Store) -> None:
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
     moved = record.model_copy(update={"url": url + "?moved", "attempts": 3})
     store.tokens.record_social_url_result(address, url, moved)  # the element takes a new url
+    store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[record, moved]))
+    store.tokens.merge_social_url(address, moved.url, into=url)  # two spellings of one target
     store.tokens.find_recently_discovered(limit=5)
 
 
