@@ -8,7 +8,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/dagster/app
 COPY pyproject.toml README.md ./
 COPY socialrec_pipeline ./socialrec_pipeline
-RUN pip install --no-cache-dir ".[postgres]"
+# k8s: the Helm chart runs the webserver and the daemon (K8sRunLauncher) from this image too.
+RUN pip install --no-cache-dir ".[postgres,k8s]"
 
 RUN mkdir -p "$DAGSTER_HOME"
 COPY deploy/dagster.yaml deploy/workspace.yaml /opt/dagster/home/
