@@ -362,7 +362,6 @@ def launch_refusals(
             refusals.extend(knob_refusals(op, config, caps))
         else:
             refusals.append(f"run config sets ops.{op}.config to {config!r}; expected a mapping of per-run settings.")
-    refusals.extend(caps.errors)
     refusals.extend(tag_refusals(tags or {}, run_family(job_name, ops, asset_names)))
     return refusals
 

@@ -30,7 +30,7 @@ from socialrec_pipeline.providers.web import UrlscanClient
 from socialrec_pipeline.providers.x import TwitterApiClient
 from socialrec_pipeline.providers.youtube import YouTubeClient
 from socialrec_pipeline.recording.locks import open_redis
-from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
+from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings, SettingError
 from socialrec_pipeline.recording.soltracker import SolTrackerClient
 from socialrec_pipeline.routing.gate import GateSettings
 from socialrec_pipeline.store.client import open_client, open_database
@@ -359,9 +359,8 @@ def resolve_env(resource: dg.ConfigurableResource) -> dg.ConfigurableResource:
         value = getattr(resource, name)
         if isinstance(value, dg.EnvVar):
             if value.env_var_name not in os.environ:
-                raise LaunchRefused(
-                    [f"{value.env_var_name} is not set in this process's environment; set it in the deployment."]
-                )
+                raise SettingError(f"{value.env_var_name} is not set in this process's environment; set it in the "
+                                   "deployment (README, Configuration) and restart or reload.")
             value = value.get_value()
         elif isinstance(value, dg.ConfigurableResource):
             value = resolve_env(value)
