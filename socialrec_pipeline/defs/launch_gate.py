@@ -158,7 +158,7 @@ JOB_FAMILY: dict[str, str] = {
     "metric_refresh_job": "metric_refresh",
     "wallets_backfill_job": "wallets_backfill",
     "integrity_job": "integrity",
-    "recording_health_job": "recording_health",
+    "recording_health_job": "health",
 }
 
 #: Run tags that configure the launcher (the run's container, environment, image or route): a
