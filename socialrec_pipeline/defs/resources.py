@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -313,6 +313,7 @@ class GeneratorsResource(dg.ConfigurableResource):
     urlscan: UrlscanResource
 
     _registry: tuple[GateSettings, GeneratorRegistry] | None = PrivateAttr(default=None)
+    _clients: ProviderClients | None = PrivateAttr(default=None)
 
     def clients(self) -> ProviderClients:
         return ProviderClients(
@@ -328,8 +329,20 @@ class GeneratorsResource(dg.ConfigurableResource):
     def registry(self, gate_settings: GateSettings) -> GeneratorRegistry:
         """The registry for these providers; short links are gated with `gate_settings`."""
         if self._registry is None or self._registry[0] != gate_settings:
-            self._registry = (gate_settings, build_registry(self.clients(), gate_settings))
+            self.close()  # the previous registry's HTTP clients
+            self._clients = self.clients()
+            self._registry = (gate_settings, build_registry(self._clients, gate_settings))
         return self._registry[1]
+
+    def close(self) -> None:
+        """Close the HTTP clients of the registry built last (the run's teardown calls it)."""
+        if self._registry is not None:
+            self._registry[1].close()
+        if self._clients is not None:
+            for client in vars(self._clients).values():
+                if client is not None:
+                    client.close()
+        self._registry = self._clients = None
 
 
 # -- deployment-only binding -------------------------------------------------------------------
@@ -371,9 +384,15 @@ def resolve_env(resource: dg.ConfigurableResource) -> dg.ConfigurableResource:
 def deploy_only(key: str, resource: dg.ConfigurableResource) -> dg.ResourceDefinition:
     """`resource` bound without run config: its fields come from the deployment only."""
 
-    def init(context: dg.InitResourceContext) -> dg.ConfigurableResource:
+    def init(context: dg.InitResourceContext) -> Iterator[dg.ConfigurableResource]:
         refuse_resource_config(key, context.resource_config)
-        return resolve_env(resource)
+        value = resolve_env(resource)
+        try:
+            yield value
+        finally:  # the run (or tick) is over: close what the resource opened
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
 
     settings = ", ".join(sorted(set(RESOURCE_SETTINGS[key].values())))
     doc = (type(resource).__doc__ or "").strip().splitlines()[0]
