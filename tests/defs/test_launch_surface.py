@@ -102,6 +102,10 @@ def test_the_reconcile_step_is_pooled_on_every_path():
         assert instance["concurrency"]["pools"]["default_limit"] == 2
         limits = instance["concurrency"]["runs"]["tag_concurrency_limits"]
         assert {"key": JOB_FAMILY_TAG, "value": "reconcile", "limit": 2} in limits
+        # A killed run worker's slots (the reconcile step's, a paid call's) are freed by run monitoring.
+        assert instance["run_monitoring"]["free_slots_after_run_end_seconds"] > 0
+    helm = yaml.safe_load((ROOT / "deploy" / "helm-values.yaml").read_text())
+    assert helm["dagsterDaemon"]["runMonitoring"]["freeSlotsAfterRunEndSeconds"] > 0
 
 
 def test_every_instance_file_queues_runs_behind_the_gate():
