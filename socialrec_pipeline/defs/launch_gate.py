@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
+from socialrec_pipeline.domain.events import MAX_SYMBOL_CHARS, is_token_address
 from socialrec_pipeline.recording.settings import ENV_NAMES
 
 #: Resource key → config path (dotted, under `resources.<key>.config`) → the environment variable
@@ -86,12 +87,11 @@ KNOBS: dict[str, dict[str, Knob]] = {
     },
 }
 
-_BASE58_ADDRESS = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,44}$")
 _OBJECT_ID = re.compile(r"^[0-9a-f]{24}$")
 
 
 def _token_address(value: Any) -> str | None:
-    if isinstance(value, str) and _BASE58_ADDRESS.match(value):
+    if is_token_address(value):
         return None
     return "a base58 mint address (32-44 characters)"
 
@@ -135,7 +135,7 @@ TOKEN_INPUTS: dict[str, dict[str, Any]] = {
     "prepare": {
         "token_address": _token_address,
         "first_flow_timestamp": _optional_instant,
-        "symbol": _optional_text(64),
+        "symbol": _optional_text(MAX_SYMBOL_CHARS),
         "force_below_threshold": _bool,
     },
     "backfill_known_wallets": {"after_id": _optional(_OBJECT_ID, "null or a 24-hex-digit account _id")},
