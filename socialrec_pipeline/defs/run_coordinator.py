@@ -37,6 +37,8 @@ class GatedRunCoordinator(dg.QueuedRunCoordinator):
         assets = run_asset_names(run)
         refusals = launch_refusals(run.run_config, run.tags, job_name=run.job_name, asset_names=assets)
         if refusals:
+            # The documented per-run override of run retries: a refused launch is not re-launched as is.
+            self._instance.add_run_tags(run.run_id, {"dagster/max_retries": "0"})
             raise LaunchRefused(refusals)
         family = run_family(run.job_name, (run.run_config or {}).get("ops") or {}, assets)
         if family is not None and JOB_FAMILY_TAG not in run.tags:

@@ -73,6 +73,7 @@ def test_resource_fields_over_graphql_are_refused_in_our_words(graphql):
     assert len(runs) == before + 2
     # Recorded as failed before it started: no worker was launched, the reason is on the run.
     assert all(run.status == dg.DagsterRunStatus.FAILURE for run in runs[:2])
+    assert all(run.tags["dagster/max_retries"] == "0" for run in runs[:2])  # run retries leave it alone
 
 
 def test_knobs_and_launcher_tags_over_graphql_are_refused(graphql):
