@@ -82,6 +82,10 @@ class ReconcileConfig(dg.Config):
     )
 
 
+#: What one unit of `max_minutes` is (tests shrink it to stop a window at its deadline at once;
+#: `max_minutes` itself is 1 or more, SPEC §10).
+DEADLINE_MINUTE = timedelta(minutes=1)
+
 #: Transient faults (upstream, Mongo, Redis) are retried twice after 30 s / 60 s.
 RECONCILE_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
@@ -118,7 +122,7 @@ def reconcile_window_body(
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
         recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(step))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
-        deadline = datetime.now(UTC) + timedelta(minutes=config.max_minutes)
+        deadline = datetime.now(UTC) + config.max_minutes * DEADLINE_MINUTE
         try:
             result = service.run_window(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
