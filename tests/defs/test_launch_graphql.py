@@ -16,6 +16,7 @@ import pytest
 from dagster_graphql.client.client_queries import CLIENT_SUBMIT_PIPELINE_RUN_MUTATION
 from dagster_graphql.test.utils import define_out_of_process_context, execute_dagster_graphql, infer_job_selector
 
+from socialrec_pipeline.defs.launch_gate import RESOURCE_SETTINGS
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,3 +112,36 @@ def test_materialize_of_reconciled_hours_is_a_reconcile_run(graphql):
         {"dagster/partition": "2026-12-01-00:00"}, asset_selection=[{"path": ["reconciled_hours"]}],
     ))  # fmt: skip
     assert "from 1 to 55" in message
+
+
+def every_resource_field() -> dict:
+    resources: dict = {}
+    for key, paths in RESOURCE_SETTINGS.items():
+        config: dict = {}
+        for path in paths:
+            *parents, leaf = path.split(".")
+            node = config
+            for parent in parents:
+                node = node.setdefault(parent, {})
+            node[leaf] = "http://attacker.example"
+        resources[key] = {"config": config}
+    return resources
+
+
+@pytest.mark.parametrize(
+    ("job", "extra", "tags"),
+    [
+        ("record_token_job", {"ops": {"prepare": {"config": {"token_address": ADDRESS}}}}, {}),
+        ("reconcile_job", {}, {"dagster/partition": "2026-12-01-00:00"}),
+        ("retry_job", {}, {"dagster/partition": "skipped_paid"}),
+        ("metric_refresh_job", {}, {}),
+        ("wallets_backfill_job", {}, {}),
+        ("integrity_job", {}, {}),
+        ("recording_health_job", {}, {}),
+    ],
+)
+def test_every_job_over_graphql_refuses_every_resource_field(graphql, job, extra, tags):
+    message = refused(launch(graphql, job, {**extra, "resources": every_resource_field()}, tags))
+    for key, paths in RESOURCE_SETTINGS.items():
+        for path, variable in paths.items():
+            assert f"resources.{key}.config.{path}:" in message and f"set {variable} " in message, (key, path)
