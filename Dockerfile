@@ -2,10 +2,11 @@
 # One image for the user-code gRPC server, the webserver and the daemon: production dependencies only,
 # installed exactly as uv.lock pins them, run as a non-root user. The embedded test database
 # (the `local` extra), the sandbox stand-ins, tests and benchmarks are not in it (.dockerignore).
-# Scale-out images add the Celery integration: docker build --build-arg EXTRAS="postgres celery" .
+# k8s: the Helm chart runs the webserver and the daemon (K8sRunLauncher) from this image too.
+# Celery run workers add their integration: docker build --build-arg EXTRAS="postgres k8s celery" .
 
 FROM python:3.11-slim AS build
-ARG EXTRAS="postgres"
+ARG EXTRAS="postgres k8s"
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/opt/venv
 RUN pip install --no-cache-dir uv==0.13.9

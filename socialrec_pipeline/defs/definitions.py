@@ -38,4 +38,7 @@ defs = dg.Definitions(
     ],
     sensors=[token_flow_sensor, *alert_sensors],
     resources=resources_from_env(),
+    # Jobs name their executor; this one is for the asset job Dagster builds for Materialize and a
+    # check's Execute button, so integrity checks run in one process however they are launched.
+    executor=dg.in_process_executor,
 )

@@ -16,6 +16,7 @@ import textwrap
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.launch_gate import LaunchRefused, refuse_op_config
 from socialrec_pipeline.defs.paid_pool import PAID_POOL, PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
@@ -93,6 +94,10 @@ def prepare(
     green and says why in the `skipped` output. An upstream failure is not: it raises a `Failure`,
     retried by the op's `RetryPolicy`, then the run is red (the next event relaunches the token).
     """
+    try:
+        refuse_op_config("prepare", config.model_dump())  # the launch gate's checks, in process too
+    except LaunchRefused as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})

@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 from pydantic import (
     AfterValidator,
@@ -123,8 +123,13 @@ def plausible_flow_time(value: datetime | None, now: datetime | None = None) -> 
     return value if EARLIEST_FLOW <= value <= now + MAX_FLOW_CLOCK_SKEW else None
 
 
+def is_token_address(value: Any) -> TypeGuard[str]:
+    """A base58 Solana address of 32-44 characters (an event's tokenAddress, a launch's token_address)."""
+    return isinstance(value, str) and _BASE58_ADDRESS.match(value) is not None
+
+
 def _address(value: Any) -> str:
-    if not isinstance(value, str) or not _BASE58_ADDRESS.match(value):
+    if not is_token_address(value):
         raise ValueError("tokenAddress must be a base58 Solana address of 32-44 characters")
     return value
 

@@ -9,6 +9,7 @@ import pytest
 from bson import ObjectId
 from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
 
+from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, stalled
@@ -53,7 +54,9 @@ def test_collections_are_assets_with_owners_schemas_and_lineage():
 # -- reconcile coverage --------------------------------------------------------------------------
 
 
-def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_reconcile_partitions_materialize_or_fail_reconciled_hours(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     server, soltracker = fixtures
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T07:30:00Z"))
     job = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url))
@@ -66,11 +69,12 @@ def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, ins
     assert "2026-11-29-07:00" in instance.get_materialized_partitions(RECONCILED)
 
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T08:30:00Z"))
+    monkeypatch.setattr(reconcile_defs, "DEADLINE_MINUTE", timedelta(0))  # max_minutes=1 is over at once
     cut = job.execute_in_process(
         partition_key="2026-11-29-08:00",
         instance=instance,
         raise_on_error=False,
-        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
+        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 1}}}},
     )
     assert not cut.success
     assert "2026-11-29-08:00" not in instance.get_materialized_partitions(RECONCILED)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 
 import dagster as dg
 
+from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
@@ -185,15 +187,16 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(
     assert "STEP_UP_FOR_RETRY" not in events  # the operator relaunches; no blind retries
 
 
-def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
     server, soltracker = fixtures
+    monkeypatch.setattr(reconcile_defs, "DEADLINE_MINUTE", timedelta(0))  # max_minutes=1 is over at once
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-30T01:30:00Z"))
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW,
         instance=instance,
         raise_on_error=False,
-        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
+        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 1}}}},
     )
 
     assert not result.success
