@@ -52,6 +52,8 @@ RESOURCE_SETTINGS: dict[str, dict[str, str]] = {
         "youtube.base_url": "YOUTUBE_API_BASE_URL",
         "youtube.api_key": "YOUTUBE_API_KEY",
         "telegram.base_url": "TELEGRAM_BASE_URL",
+        "telegram.bot_api_base_url": "TELEGRAM_BOT_API_BASE_URL",
+        "telegram.bot_token": "TELEGRAM_BOT_TOKEN",
         "apify.base_url": "APIFY_BASE_URL",
         "apify.token": "APIFY_TOKEN",
         "reddit.base_url": "REDDIT_BASE_URL",
@@ -159,6 +161,7 @@ JOB_FAMILY: dict[str, str] = {
     "wallets_backfill_job": "wallets_backfill",
     "integrity_job": "integrity",
     "recording_health_job": "health",
+    "operator_checks_job": "health",
 }
 
 #: Run tags that configure the launcher (the run's container, environment, image or route): a

@@ -414,8 +414,9 @@ def deploy_only(key: str, resource: dg.ConfigurableResource) -> dg.ResourceDefin
 # -- one place that binds everything to the environment -----------------------------------------
 
 
-def resources_from_env() -> dict[str, Any]:
-    """The resource map of the code location (names are the op/sensor parameter names)."""
+def bound_resources_from_env() -> dict[str, dg.ConfigurableResource]:
+    """Every infrastructure and provider resource bound to its environment variables (before
+    `deploy_only` wraps it): what the deployment sets, readable by tests and the setup checks."""
     generators = GeneratorsResource(
         x=XApiResource(
             base_url=env_or("TWITTERAPI_BASE_URL", field_default(XApiResource, "base_url")),
@@ -455,7 +456,7 @@ def resources_from_env() -> dict[str, Any]:
             api_key=env_or("URLSCAN_API_KEY", None),
         ),
     )
-    bound: dict[str, dg.ConfigurableResource] = {
+    return {
         "mongo": MongoResource(
             uri=dg.EnvVar("MONGODB_URI"), database=env_or("MONGODB_DATABASE", field_default(MongoResource, "database"))
         ),
@@ -472,8 +473,12 @@ def resources_from_env() -> dict[str, Any]:
         ),
         "generators": generators,
     }
+
+
+def resources_from_env() -> dict[str, Any]:
+    """The resource map of the code location (names are the op/sensor parameter names)."""
     return {
-        **{key: deploy_only(key, resource) for key, resource in bound.items()},
+        **{key: deploy_only(key, resource) for key, resource in bound_resources_from_env().items()},
         "recording": RecordingSettingsResource.from_environment(),
     }
 

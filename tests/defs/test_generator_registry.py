@@ -103,8 +103,10 @@ def test_the_bot_token_is_bound_as_an_env_var_never_as_a_value(monkeypatch):
 
     from socialrec_pipeline.defs.resources import resources_from_env
 
+    from socialrec_pipeline.defs.resources import bound_resources_from_env
+
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
-    assert resources_from_env()["generators"].telegram.bot_token is None
+    assert bound_resources_from_env()["generators"].telegram.bot_token is None
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:secret")
-    bound = resources_from_env()["generators"].telegram.bot_token
+    bound = bound_resources_from_env()["generators"].telegram.bot_token
     assert isinstance(bound, dg.EnvVar) and bound.env_var_name == "TELEGRAM_BOT_TOKEN"
