@@ -22,9 +22,11 @@ query is an index range and the collection stays bounded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import bson.errors
 from pymongo import ASCENDING, UpdateOne, WriteConcern
@@ -75,9 +77,17 @@ def run_key(token_address: str, entry_id: str, generation: int) -> str:
     return f"{token_address}:{entry_id}:{generation}"
 
 
-#: Server write errors caused by the document itself: BSONObjectTooLarge (10334, 17419) and
-#: KeyTooLong (17280). Not BadValue (2): a hint naming a missing index answers that too.
-_CONTENT_CODES = frozenset({10334, 17419, 17280})
+#: Server write errors caused by the document itself, by code: BSONObjectTooLarge (10334: an
+#: insert, or an update that grows the document), "Resulting document after update is larger than"
+#: (17419), "Document to upsert is larger than" (17420: an upsert; SecantusDB and mongod alike) and
+#: KeyTooLong (17280, an index key). Not BadValue (2) as such: a hint naming a missing index
+#: answers that too (see `_SIZE_WORDING` for the one BadValue that is the document's fault).
+_CONTENT_CODES = frozenset({10334, 17419, 17420, 17280})
+#: The same errors by name, for a server that reports a code we have not listed.
+_CONTENT_CODE_NAMES = frozenset({"BSONObjectTooLarge", "KeyTooLong", "OBSOLETE_KeyTooLong"})
+#: What a size refusal says, whatever its code: mongod's older inserts answer BadValue (2) with
+#: "object to insert too large", an update "... is larger than 16777216", a key "key too large to index".
+_SIZE_WORDING = re.compile(r"too large|larger than \d+|exceeds (the )?maximum", re.IGNORECASE)
 #: Filters on the address plus another field: the embedded server's planner scans the collection
 #: for those unless told to use the unique index (see docs/decisions.md, "Queries on the
 #: embedded server").
@@ -88,16 +98,26 @@ def rejects_content(exc: BaseException) -> bool:
     """True when a write failed because of the document's content (BSON cannot encode a string or
     an integer, the document or an index key is too large), so the message that carried it is
     dead-lettered. Anything else — connection, timeout, write concern, a missing index, a bug — is
-    an infrastructure failure: the tick fails and acknowledges nothing unsettled."""
+    an infrastructure failure: the tick fails and acknowledges nothing unsettled.
+
+    A server error is judged by what it means: its code, else its code name, else its wording
+    (a size refusal); a bulk write is the content's fault only when every error in it is."""
     if isinstance(exc, (bson.errors.BSONError, UnicodeError, OverflowError, DocumentTooLarge)):
         return True
     if isinstance(exc, BulkWriteError):
         details = exc.details or {}
         errors = details.get("writeErrors") or []
-        return bool(errors) and not details.get("writeConcernErrors") and all(
-            e.get("code") in _CONTENT_CODES for e in errors
-        )
-    return isinstance(exc, WriteError) and exc.code in _CONTENT_CODES
+        return bool(errors) and not details.get("writeConcernErrors") and all(_refuses_document(e) for e in errors)
+    if isinstance(exc, WriteError):
+        return _refuses_document({"code": exc.code, "errmsg": str(exc), **(exc.details or {})})
+    return False
+
+
+def _refuses_document(error: Mapping[str, Any]) -> bool:
+    """One server write error (`{code, codeName?, errmsg}`): does it refuse the document itself?"""
+    if error.get("code") in _CONTENT_CODES or error.get("codeName") in _CONTENT_CODE_NAMES:
+        return True
+    return bool(_SIZE_WORDING.search(str(error.get("errmsg") or "")))
 
 
 class RecordInbox:
@@ -154,12 +174,12 @@ class RecordInbox:
                 "state": PENDING,
                 "generation": 0,
                 "relaunch": False,
-                "failures": 0,
                 "received_at": now,
             }
             if symbols[address] is not None:
                 on_insert["symbol"] = symbols[address]
-            update: dict = {"$setOnInsert": on_insert, "$set": {"last_event_at": now}}
+            # A new event starts the backoff over: the token gets every relaunch step again.
+            update: dict = {"$setOnInsert": on_insert, "$set": {"last_event_at": now, "failures": 0}}
             if stamp is not None:
                 update["$min"] = {"first_flow_timestamp": stamp}
             ops.append(UpdateOne({"token_address": address}, update, upsert=True, hint=_BY_ADDRESS))
