@@ -22,19 +22,16 @@ query is an index range and the collection stays bounded.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-import bson.errors
 from pymongo import ASCENDING, UpdateOne, WriteConcern
 from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import BulkWriteError, DocumentTooLarge, WriteError
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.store.errors import refuses_document
 
 COLLECTION = "record_inbox"
 
@@ -77,47 +74,14 @@ def run_key(token_address: str, entry_id: str, generation: int) -> str:
     return f"{token_address}:{entry_id}:{generation}"
 
 
-#: Server write errors caused by the document itself, by code: BSONObjectTooLarge (10334: an
-#: insert, or an update that grows the document), "Resulting document after update is larger than"
-#: (17419), "Document to upsert is larger than" (17420: an upsert; SecantusDB and mongod alike) and
-#: KeyTooLong (17280, an index key). Not BadValue (2) as such: a hint naming a missing index
-#: answers that too (see `_SIZE_WORDING` for the one BadValue that is the document's fault).
-_CONTENT_CODES = frozenset({10334, 17419, 17420, 17280})
-#: The same errors by name, for a server that reports a code we have not listed.
-_CONTENT_CODE_NAMES = frozenset({"BSONObjectTooLarge", "KeyTooLong", "OBSOLETE_KeyTooLong"})
-#: What a size refusal says, whatever its code: mongod's older inserts answer BadValue (2) with
-#: "object to insert too large", an update "... is larger than 16777216", a key "key too large to index".
-_SIZE_WORDING = re.compile(r"too large|larger than \d+|exceeds (the )?maximum", re.IGNORECASE)
+#: Poison: a write the database refused for the entry's content dead-letters its message. The rule
+#: lives with the store (the recording path judges a refused graph by it too).
+rejects_content = refuses_document
+
 #: Filters on the address plus another field: the embedded server's planner scans the collection
 #: for those unless told to use the unique index (see docs/decisions.md, "Queries on the
 #: embedded server").
 _BY_ADDRESS = "uniq_inbox_token_address"
-
-
-def rejects_content(exc: BaseException) -> bool:
-    """True when a write failed because of the document's content (BSON cannot encode a string or
-    an integer, the document or an index key is too large), so the message that carried it is
-    dead-lettered. Anything else — connection, timeout, write concern, a missing index, a bug — is
-    an infrastructure failure: the tick fails and acknowledges nothing unsettled.
-
-    A server error is judged by what it means: its code, else its code name, else its wording
-    (a size refusal); a bulk write is the content's fault only when every error in it is."""
-    if isinstance(exc, (bson.errors.BSONError, UnicodeError, OverflowError, DocumentTooLarge)):
-        return True
-    if isinstance(exc, BulkWriteError):
-        details = exc.details or {}
-        errors = details.get("writeErrors") or []
-        return bool(errors) and not details.get("writeConcernErrors") and all(_refuses_document(e) for e in errors)
-    if isinstance(exc, WriteError):
-        return _refuses_document({"code": exc.code, "errmsg": str(exc), **(exc.details or {})})
-    return False
-
-
-def _refuses_document(error: Mapping[str, Any]) -> bool:
-    """One server write error (`{code, codeName?, errmsg}`): does it refuse the document itself?"""
-    if error.get("code") in _CONTENT_CODES or error.get("codeName") in _CONTENT_CODE_NAMES:
-        return True
-    return bool(_SIZE_WORDING.search(str(error.get("errmsg") or "")))
 
 
 class RecordInbox:
