@@ -26,11 +26,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pymongo import ASCENDING, UpdateOne, WriteConcern
+from pymongo import ASCENDING, UpdateOne
 from pymongo.collection import Collection
 from pymongo.database import Database
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.store.durability import DurableWrites
 from socialrec_pipeline.store.errors import refuses_document
 
 COLLECTION = "record_inbox"
@@ -87,19 +88,14 @@ _BY_ADDRESS = "uniq_inbox_token_address"
 class RecordInbox:
     def __init__(self, db: Database) -> None:
         self._coll = db[COLLECTION]
-        self._journaled: Collection | None = None
+        self._durable = DurableWrites(self._coll)
 
     @property
     def _writes(self) -> Collection:
         """The collection with the write concern every inbox write uses: journaled (`j`), and
         acknowledged by a majority when the server is a replica set or a sharded cluster. An
         acknowledged message must survive the database being killed right after the tick."""
-        if self._journaled is None:
-            hello = self._coll.database.client.admin.command("hello")
-            replicated = "setName" in hello or hello.get("msg") == "isdbgrid"
-            concern = WriteConcern(w="majority" if replicated else 1, j=True, wtimeout=10_000)
-            self._journaled = self._coll.with_options(write_concern=concern)
-        return self._journaled
+        return self._durable.collection
 
     def ensure_indexes(self) -> None:
         # SecantusDB scans slowly: every query below is served by one of these.
