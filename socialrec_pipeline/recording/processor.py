@@ -455,7 +455,6 @@ class TokenRecorder:
                 fetched.graph,
                 entry_url=routed.canonical_url,
                 token_address=prepared.address,
-                first_transfer_at=prepared.first_transfer_at,
                 observed_at=attempted_at,
             )
         except Exception as exc:  # contract breach → invalid; a graph the database refuses → error
