@@ -50,9 +50,10 @@ class TickLimits:
     ack_every: int = 500
     #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
     max_launches: int = 500
-    #: A launched entry without an active run is re-requested (same run key, so harmless) for this
-    #: long, covering a tick whose requests were lost after the inbox was updated; it is also the
-    #: shortest interval between two launches of one token (same as the unknown-token cache TTL).
+    #: A launched entry with neither an active nor an ended run is re-requested (same run key, so
+    #: harmless) for this long, covering a tick whose requests were lost after the inbox was
+    #: updated; it is also the shortest interval between two launches of one token that events
+    #: ask for (same as the unknown-token cache TTL). A run that ended goes to the backoff at once.
     relaunch_grace: timedelta = timedelta(minutes=5)
     #: Automatic relaunches of a token whose run ended without a marker for a reason a later run
     #: can fix, each this long after the tick that saw the previous run end (the grace above is not
