@@ -127,7 +127,8 @@ class TokenRepository:
         ]
         if not ops:
             return 0
-        return self._col.bulk_write(ops, ordered=False).modified_count
+        # Durable like the marker: the inbox entry that asked for it is removed right after.
+        return self._durable.collection.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
     def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:
