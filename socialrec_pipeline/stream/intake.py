@@ -265,6 +265,11 @@ class EndedRun:
     #: The run's `socialrec/outcome` tag, when it set one (recorded, locked, unknown_token, ...).
     outcome: str | None = None
 
+    @property
+    def claims_marker(self) -> bool:
+        """A green run that says the token has its marker (it wrote it, or found it)."""
+        return self.status == "SUCCESS" and self.outcome in ("recorded", "already_recorded")
+
 
 def wants_retry(ended: EndedRun | None) -> bool:
     """Should a run that ended without a marker be followed by an automatic relaunch?
@@ -333,14 +338,18 @@ def plan_launches(
     entries += [e for e in due if e.token_address not in seen]
     if not entries:
         return plan
-    recorded = set(existing_addresses([e.token_address for e in entries]))
-    done = [e for e in entries if e.token_address in recorded]
-    if done:
-        lower_first_transfer(
-            {e.token_address: e.first_flow_timestamp for e in done if e.first_flow_timestamp is not None}
-        )
-        plan.done = inbox.remove([e.token_address for e in done])
-    rest = [e for e in entries if e.token_address not in recorded]
+    def finish_done(candidates: list[InboxEntry]) -> list[InboxEntry]:
+        """Remove the entries whose marker reads back (after lowering its time); return the rest."""
+        recorded = set(existing_addresses([e.token_address for e in candidates]))
+        done = [e for e in candidates if e.token_address in recorded]
+        if done:
+            lower_first_transfer(
+                {e.token_address: e.first_flow_timestamp for e in done if e.first_flow_timestamp is not None}
+            )
+            plan.done += inbox.remove([e.token_address for e in done])
+        return [e for e in candidates if e.token_address not in recorded]
+
+    rest = finish_done(entries)
     # Runs of launched entries that are no longer active: how did they end? Asked within the grace
     # too, so a run that has ended is followed by its backoff step at once (the grace only covers a
     # request that has not become a run yet, never every step of the backoff).
@@ -348,6 +357,12 @@ def plan_launches(
         e.run_key for e in rest if e.state == LAUNCHED and e.token_address not in active_tokens and not e.relaunch
     ]
     ended = ended_runs(ended_keys) if ended_keys else {}
+    # A run that said "recorded" may have written its marker after the read above: read those again
+    # (one more query), so only a marker that truly is not there sends an entry to the backoff.
+    claimed = [e for e in rest if (run := ended.get(e.run_key)) is not None and run.claims_marker]
+    if claimed:
+        gone = {e.token_address for e in claimed} - {e.token_address for e in finish_done(claimed)}
+        rest = [e for e in rest if e.token_address not in gone]
     transitions: list[tuple[InboxEntry, dict]] = []
     expired: list[str] = []
     for entry in rest:

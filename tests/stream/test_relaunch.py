@@ -218,3 +218,19 @@ def test_a_green_recorded_run_without_a_marker_read_back_is_relaunched_not_left_
     p = plan(inbox, NOW + timedelta(seconds=30), green)
     assert p.idled == 0 and p.backed_off == 1 and inbox.find(A).state == RETRYING
     assert len(plan(inbox, inbox.find(A).check_at).launches) == 1
+
+
+def test_a_marker_written_between_the_tick_s_reads_ends_the_entry_instead_of_a_backoff(inbox):
+    """The run wrote its marker and ended after the tick read the markers: read once more."""
+    inbox.accept([event()], NOW)
+    plan(inbox, NOW)
+    reads = []
+
+    def marker_appears(addresses):
+        reads.append(list(addresses))
+        return {A} & set(addresses) if len(reads) > 1 else set()
+
+    green = lambda keys: {k: EndedRun("r", "SUCCESS", "recorded") for k in keys}  # noqa: E731
+    p = plan(inbox, NOW + timedelta(seconds=30), green, markers=marker_appears)
+    assert p.done == 1 and p.backed_off == 0 and inbox.find(A) is None
+    assert reads == [[A], [A]]
