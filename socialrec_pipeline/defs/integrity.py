@@ -61,8 +61,14 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
         "reconcile re-records a token without one.",
     ),
     "marker_statuses_valid": ("tokens", ERROR, "Every tokens.social_urls[].status is one of the 9 FetchStatus values."),
+    "retry_queue_exact": (
+        "tokens",
+        ERROR,
+        "Every token's retry queue (oldest_attempt) is exactly what its social_urls derive; a missing one is "
+        "derived by the next retry run.",
+    ),
     "metric_series_points": ("metric_series", ERROR, "metric_series points are time-ordered and at most 200."),
-    "inbox_not_stuck": (
+    "inbox_entries_moving": (
         "record_inbox",
         WARN,
         "No open record_inbox entry (pending, launched, retrying) had its last "
@@ -98,7 +104,7 @@ def _build(
 
 _QUERIES = {
     **{name: query for name, (_, query) in integrity.ALL_CHECKS.items()},
-    "inbox_not_stuck": lambda db: integrity.check_inbox_not_stuck(db, max_age=INBOX_MAX_AGE),
+    "inbox_entries_moving": lambda db: integrity.check_inbox_entries_moving(db, max_age=INBOX_MAX_AGE),
 }
 
 integrity_checks = [

@@ -25,6 +25,7 @@ from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.providers.github import GitHubClient
 from socialrec_pipeline.providers.reddit import RedditClient
 from socialrec_pipeline.providers.telegram import TelegramPreviewClient
+from socialrec_pipeline.providers.telegram_bot import TelegramBotClient
 from socialrec_pipeline.providers.web import UrlscanClient
 from socialrec_pipeline.providers.x import TwitterApiClient
 from socialrec_pipeline.providers.youtube import YouTubeClient
@@ -237,12 +238,18 @@ class YouTubeResource(dg.ConfigurableResource):
 
 
 class TelegramResource(dg.ConfigurableResource):
-    """Telegram public preview pages (no key)."""
+    """Telegram public preview pages (no key); with a bot token, also the Bot API's `getChat` for
+    the numeric chat id and type of public names (unset = not called, nothing changes)."""
 
     base_url: str = Field(default="https://t.me", description="TELEGRAM_BASE_URL.")
+    bot_api_base_url: str = Field(default="https://api.telegram.org", description="TELEGRAM_BOT_API_BASE_URL.")
+    bot_token: str | None = Field(default=None, description="TELEGRAM_BOT_TOKEN (secret, optional).")
 
     def client(self) -> TelegramPreviewClient:
         return TelegramPreviewClient(self.base_url)
+
+    def bot_client(self) -> TelegramBotClient | None:
+        return TelegramBotClient(self.bot_api_base_url, self.bot_token) if self.bot_token else None
 
 
 class ApifyResource(dg.ConfigurableResource):
@@ -309,6 +316,7 @@ class GeneratorsResource(dg.ConfigurableResource):
     def clients(self) -> ProviderClients:
         return ProviderClients(
             telegram=self.telegram.client(),
+            telegram_bot=self.telegram.bot_client(),
             github=self.github.client(),
             reddit=self.reddit.client(),
             urlscan=self.urlscan.client(),
@@ -342,7 +350,13 @@ def resources_from_env() -> dict[str, Any]:
             base_url=env_or("YOUTUBE_API_BASE_URL", field_default(YouTubeResource, "base_url")),
             api_key=env_or("YOUTUBE_API_KEY", None),
         ),
-        telegram=TelegramResource(base_url=env_or("TELEGRAM_BASE_URL", field_default(TelegramResource, "base_url"))),
+        telegram=TelegramResource(
+            base_url=env_or("TELEGRAM_BASE_URL", field_default(TelegramResource, "base_url")),
+            bot_api_base_url=env_or(
+                "TELEGRAM_BOT_API_BASE_URL", field_default(TelegramResource, "bot_api_base_url")
+            ),
+            bot_token=env_or("TELEGRAM_BOT_TOKEN", None),
+        ),
         apify=ApifyResource(
             base_url=env_or("APIFY_BASE_URL", field_default(ApifyResource, "base_url")),
             token=env_or("APIFY_TOKEN", None),

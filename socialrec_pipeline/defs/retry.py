@@ -70,6 +70,7 @@ def retry_urls(
             "exhausted": result.exhausted,
             "rerouted": result.rerouted,
             "same_as_sibling": result.same_as_sibling,
+            "queue_backfilled": result.queue_backfilled,
             "credentials_refused": ", ".join(sorted(result.stopped_credentials)) or "none",
             "credit_exhausted": result.credit_exhausted,
             "limit": limit,

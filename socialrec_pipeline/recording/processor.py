@@ -25,10 +25,10 @@ from pymongo.errors import PyMongoError
 
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
-from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.domain.events import TokenFlowEvent, clean_symbol
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
-from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
+from socialrec_pipeline.domain.models.identities import has_fresh_profile
 from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
 from socialrec_pipeline.recording.infra import is_infrastructure_fault
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
@@ -246,7 +246,7 @@ class TokenRecorder:
         self.registry = registry
         self.settings = settings or RecordingSettings()
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
-        self.writer = GraphWriter(store, self.clock)
+        self.writer = GraphWriter(store, self.clock, profile_max_age=self.profile_max_age)
         self.route = route_fn or _default_route
         self._gate: GateFn = gate_fn or _default_gate
         self._gate_settings: GateSettings | None = None
@@ -362,7 +362,7 @@ class TokenRecorder:
         return PreparedToken(
             address=address,
             owner=owner,
-            symbol=symbol if symbol is not None else token.symbol,
+            symbol=clean_symbol(symbol) or token.symbol,  # a manual launch's symbol obeys the rule too
             first_transfer_at=first_transfer_at or token.first_flow_timestamp,
             planned=planned,
             upstream_calls=calls,
@@ -607,7 +607,7 @@ class TokenRecorder:
     def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
         """True when the stored row holds a full profile younger than `profile_max_age_hours`.
         An account flagged unavailable is never fresh: every sighting re-checks it."""
-        max_age = timedelta(hours=self.settings.profile_max_age_hours)
+        max_age = self.profile_max_age
         if not max_age:
             return False
         repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
@@ -616,10 +616,11 @@ class TokenRecorder:
         except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
             log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
             return False
-        if row is None or getattr(getattr(row, "moderation", None), "unavailable", None) is True:
-            return False
-        stamp = row.data.get(PROFILE_OBSERVED_AT)
-        return isinstance(stamp, datetime) and stamp > self.clock() - max_age
+        return row is not None and has_fresh_profile(row, self.clock(), max_age)
+
+    @property
+    def profile_max_age(self) -> timedelta:
+        return timedelta(hours=self.settings.profile_max_age_hours)
 
     def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
         """A profile URL answered "suspended or deleted": flag the stored account it names

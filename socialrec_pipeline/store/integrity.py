@@ -43,6 +43,7 @@ from socialrec_pipeline.store.collections import (
     VENUES,
     collection,
 )
+from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 
 #: A database handle whose documents are plain dicts.
 Db = Database[dict[str, Any]]
@@ -446,6 +447,31 @@ def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOu
     return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"))
 
 
+def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+    """Every token's retry queue (`oldest_attempt`) is exactly what its `social_urls` derive
+    (SPEC §8: the derived queue is the database's truth about the URLs, not a second truth). A
+    token whose queue is missing counts too (`missing`): the retry selection cannot see it until
+    the next retry run brings it up to date. Ids are token addresses."""
+    projection = {"address": 1, "social_urls.status": 1, "social_urls.attempted_at": 1, OLDEST_ATTEMPT: 1}
+    scan = _Scan(collection(db, TOKENS), projection, limit)
+    sample = _Sample()
+    missing, wrong = 0, 0
+    for doc in scan:
+        elements = [e for e in doc.get("social_urls") or [] if isinstance(e, dict)]
+        expected = derive_oldest_attempt((e.get("status"), e.get("attempted_at")) for e in elements)
+        stored = doc.get(OLDEST_ATTEMPT)
+        if stored == expected:
+            continue
+        if stored is None:
+            missing += 1
+        else:
+            wrong += 1
+        sample.add(doc.get("address", doc["_id"]))
+    counts = {**scan.counts(), "missing": missing, "wrong": wrong}
+    note = f"; {OLDEST_ATTEMPT} derived again from social_urls and compared; ids are token addresses"
+    return _outcome("retry_queue_exact", sample, counts, scan.coverage(note))
+
+
 # -- metric_series ------------------------------------------------------------------------------
 
 
@@ -474,7 +500,7 @@ def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Ch
 # -- record_inbox -------------------------------------------------------------------------------
 
 
-def check_inbox_not_stuck(
+def check_inbox_entries_moving(
     db: Db,
     *,
     max_age: timedelta = DEFAULT_INBOX_MAX_AGE,
@@ -509,7 +535,7 @@ def check_inbox_not_stuck(
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"
     )
-    return _outcome("inbox_not_stuck", sample, counts, coverage)
+    return _outcome("inbox_entries_moving", sample, counts, coverage)
 
 
 #: Every check, by name, with the collection (asset) it belongs to. Used by the bench and the CLI-free callers.
@@ -523,8 +549,9 @@ ALL_CHECKS = {
     "links_have_linkable_status": (TOKEN_LINKS, check_links_have_linkable_status),
     "linked_tokens_have_markers": (TOKEN_LINKS, check_linked_tokens_have_markers),
     "marker_statuses_valid": (TOKENS, check_marker_statuses),
+    "retry_queue_exact": (TOKENS, check_retry_queue_exact),
     "metric_series_points": (METRIC_SERIES, check_metric_series_points),
-    "inbox_not_stuck": (INBOX, check_inbox_not_stuck),
+    "inbox_entries_moving": (INBOX, check_inbox_entries_moving),
 }
 
 

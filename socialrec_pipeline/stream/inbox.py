@@ -192,6 +192,13 @@ class RecordInbox:
     def count_in_state(self, state: str) -> int:
         return self._coll.count_documents({"state": state})
 
+    def entries_in_states(self, states: Sequence[str], limit: int) -> list[InboxEntry]:
+        """Up to `limit` entries in `states`, the ones due first (for the operators' tables)."""
+        cursor = self._coll.find({"state": {"$in": list(states)}}, hint="idx_inbox_state").limit(limit)
+        return sorted(
+            (_entry(doc) for doc in cursor), key=lambda e: (e.state, e.check_at or datetime.max.replace(tzinfo=UTC))
+        )
+
     def stuck_entries(self, limit: int = 50) -> list[InboxEntry]:
         """Tokens whose automatic relaunches gave up, with the run that last failed (for operators:
         the sensor's tick log and cursor, and any health view)."""

@@ -205,7 +205,10 @@ class TokenFlowDrain:
                 exchange="",
                 routing_key=self._dlq,
                 body=body,
-                properties=pika.BasicProperties(delivery_mode=2, headers={REASON_HEADER: reason}),
+                # The time lets operators tell new dead letters from reviewed ones (`socialrec dlq`).
+                properties=pika.BasicProperties(
+                    delivery_mode=2, headers={REASON_HEADER: reason}, timestamp=int(time.time())
+                ),
             )
             counts.invalid += 1
             counts.invalid_reasons[reason] += 1

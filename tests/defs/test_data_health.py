@@ -111,7 +111,7 @@ def test_integrity_job_passes_on_a_clean_store_and_fails_on_a_seeded_violation(i
     job = _integrity_job(mongo_uri, fresh_db.name)
     clean = job.execute_in_process(instance=instance)
     evaluations = clean.get_asset_check_evaluations()
-    assert len(evaluations) == len(integrity_checks) == 11
+    assert len(evaluations) == len(integrity_checks) == 12
     assert all(e.passed for e in evaluations)
 
     orphan = {

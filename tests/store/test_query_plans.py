@@ -153,6 +153,9 @@ def _exercise(store: Store) -> None:
     store.accounts.find_by_ids([account.id])
     store.accounts.find_by_platform_key(Platform.X, account.platform_key)
     store.accounts.find_by_handle("kol")
+    store.db.accounts.insert_one({"platform": "x", "platform_key": unique(), "observed_at": T0,
+                                  "handles": [{"value": "Legacy", "first_seen": T0, "last_seen": T0}]})
+    store.accounts.backfill_handle_keys()
     store.accounts.find_by_wallet("So1wallet")
     store.venues.find_by_id(venue.id)
     store.venues.find_by_ids([venue.id])
@@ -203,6 +206,8 @@ def _exercise(store: Store) -> None:
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
     moved = record.model_copy(update={"url": url + "?moved", "attempts": 3})
     store.tokens.record_social_url_result(address, url, moved)  # the element takes a new url
+    store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[record, moved]))
+    store.tokens.merge_social_url(address, moved.url, into=url)  # two spellings of one target
     store.tokens.find_recently_discovered(limit=5)
 
 
