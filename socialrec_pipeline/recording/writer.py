@@ -224,9 +224,11 @@ class GraphWriter:
         *,
         entry_url: str,
         token_address: str,
-        first_transfer_at: datetime | None = None,
         observed_at: datetime | None = None,
     ) -> WriteResult:
+        """Rows → metrics → links (SPEC §5). The links carry no copy of the token's
+        `first_transfer_at`: the marker holds it, the one place it can move earlier
+        (docs/decisions.md, "One first-transfer time, on the marker")."""
         plan = validate_graph(graph, entry_url)  # raises before any write
         observed = observed_at or self.clock()
         result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
@@ -257,7 +259,6 @@ class GraphWriter:
                 source_url=entry_url,
                 platform=obj.platform,
                 subtype=obj.subtype,
-                first_transfer_at=first_transfer_at,
                 ancestor_ids=obj.ancestors,
                 linked_at=linked_at,
                 observed_at=observed,

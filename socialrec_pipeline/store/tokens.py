@@ -30,6 +30,7 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, utc_now
 from socialrec_pipeline.store.collections import TOKENS, collection
+from socialrec_pipeline.store.durability import DurableWrites
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ def _token(doc: dict[str, Any]) -> Token:
 class TokenRepository:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKENS)
+        self._durable = DurableWrites(self._col)
 
     def exists(self, address: str) -> bool:
         return self._col.find_one({"address": address}, {"_id": 1}) is not None
@@ -136,7 +138,10 @@ class TokenRepository:
         update = {"$setOnInsert": on_insert, "$set": to_set}
         if "first_transfer_at" in doc:
             update["$min"] = {"first_transfer_at": doc["first_transfer_at"]}
-        result = self._col.update_one({"address": token.address}, update, upsert=True)
+        # Durable before the run may report "recorded" (store/durability.py): journaled, majority
+        # on a replica set. On one server the journal is written in order, so this also makes the
+        # links, rows and metrics written before it durable.
+        result = self._durable.collection.update_one({"address": token.address}, update, upsert=True)
         return result.upserted_id is not None
 
     def lower_first_transfer_at(self, earliest: Mapping[str, datetime]) -> int:
@@ -154,7 +159,8 @@ class TokenRepository:
         ]
         if not ops:
             return 0
-        return self._col.bulk_write(ops, ordered=False).modified_count
+        # Durable like the marker: the inbox entry that asked for it is removed right after.
+        return self._durable.collection.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
     def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:

@@ -143,7 +143,9 @@ def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     description = failure.event_specific_data.user_failure_data.description
     assert "SolTracker" in description and "SOL_TRACKER_BASE_URL" in description
-    assert "next token.flow event" in description and "re-execute" in description
+    # Issue 19: the sensor relaunches it on its schedule (no event needed), a manual run is re-executed.
+    assert "next token.flow event" not in description and "re-execute" in description
+    assert "relaunched automatically after 1, 5, 15, 60, 60, 60 minutes" in description
     errors = log_lines(instance, result, "ERROR")
     assert errors and all(address in line for line in errors)  # each attempt says why, in the run's logs
     assert instance.get_run_by_id(result.run_id).tags["socialrec/outcome"] == "upstream_failed"
