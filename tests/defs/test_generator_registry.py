@@ -101,8 +101,6 @@ def test_the_telegram_bot_client_exists_only_with_a_token():
 def test_the_bot_token_is_bound_as_an_env_var_never_as_a_value(monkeypatch):
     import dagster as dg
 
-    from socialrec_pipeline.defs.resources import resources_from_env
-
     from socialrec_pipeline.defs.resources import bound_resources_from_env
 
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
