@@ -84,10 +84,23 @@ class CheckOutcome:
     sample_ids: list[str]
     counts: dict[str, int] = field(default_factory=dict)
     coverage: str = ""
+    #: Whether the check read everything its rule covers; a check that did not cannot say "passed".
+    complete: bool = True
+
+    @property
+    def state(self) -> str:
+        """"failed" (violations found), "incomplete" (none in what was read, but not all was read) or "passed"."""
+        if not self.passed:
+            return "failed"
+        return "passed" if self.complete else "incomplete"
 
     def summary(self) -> str:
-        state = "passed" if self.passed else f"FAILED ({self.violations} violation(s))"
-        return f"{self.name}: {state}; {self.coverage}"
+        states = {
+            "passed": "passed",
+            "incomplete": "no violation in the part read, NOT everything read",
+            "failed": f"FAILED ({self.violations} violation(s))",
+        }
+        return f"{self.name}: {states[self.state]}; {self.coverage}"
 
 
 class _Sample:
@@ -147,7 +160,7 @@ class _Scan:
         return {"scanned": self.scanned, "total": self.total}
 
 
-def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str) -> CheckOutcome:
+def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str, complete: bool) -> CheckOutcome:
     return CheckOutcome(
         name=name,
         passed=sample.count == 0,
@@ -155,6 +168,7 @@ def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str) 
         sample_ids=sample.ids,
         counts={"violations": sample.count, **counts},
         coverage=coverage,
+        complete=complete,
     )
 
 
@@ -190,7 +204,8 @@ def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT)
     indexed = _has_unique_index(col, "uniq_contents_source_url")
     counts = {**scan.counts(), "unique_index": int(indexed)}
     return _outcome(
-        "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url"))
+        "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url")),
+        scan.complete,
     )
 
 
@@ -214,6 +229,7 @@ def check_contents_unique_platform_key(db: Db, *, limit: int = DEFAULT_SCAN_LIMI
         sample,
         counts,
         scan.coverage(_index_note(indexed, "uniq_contents_platform_key")),
+        scan.complete,
     )
 
 
@@ -246,7 +262,8 @@ def check_identity_keys(db: Db, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -
     indexed = _has_unique_index(col, f"uniq_{name}_platform_key")
     counts = {**scan.counts(), "missing_key": missing, "duplicate_key": duplicate, "unique_index": int(indexed)}
     return _outcome(
-        f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key"))
+        f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key")),
+        scan.complete,
     )
 
 
@@ -286,7 +303,7 @@ def check_links_point_at_rows(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Che
         "target_rows_read": lookups,
     }
     note = f"; then {lookups} _id(s) of contents/accounts/venues read (see _present_ids)"
-    return _outcome("links_point_at_rows", sample, counts, scan.coverage(note))
+    return _outcome("links_point_at_rows", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
@@ -317,7 +334,7 @@ def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome
                 rootless += 1
                 sample.add(link_id)
     counts = {**scan.counts(), "depth_out_of_range": out_of_range, "without_root_link": rootless}
-    return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"))
+    return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"), scan.complete)
 
 
 def _settled_links(
@@ -409,7 +426,7 @@ def check_links_have_linkable_status(
         "url_not_in_marker": not_in_marker,
     }
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note))
+    return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_linked_tokens_have_markers(
@@ -424,7 +441,7 @@ def check_linked_tokens_have_markers(
             sample.add(address)
     counts = {**scan.counts(), "linked_tokens": len(tokens), "without_marker": sample.count}
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note))
+    return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note), scan.complete)
 
 
 # -- tokens -------------------------------------------------------------------------------------
@@ -443,7 +460,7 @@ def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOu
             bad_urls += len(bad)
             sample.add(doc.get("address", doc["_id"]))
     counts = {**scan.counts(), "invalid_status_urls": bad_urls}
-    return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"))
+    return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"), scan.complete)
 
 
 # -- metric_series ------------------------------------------------------------------------------
@@ -468,7 +485,8 @@ def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Ch
         if bad:
             sample.add(doc["_id"])
     counts = {**scan.counts(), "unordered": unordered, "over_cap": over_cap}
-    return _outcome("metric_series_points", sample, counts, scan.coverage(f"; cap {SERIES_POINT_CAP} points"))
+    coverage = scan.coverage(f"; cap {SERIES_POINT_CAP} points")
+    return _outcome("metric_series_points", sample, counts, coverage, scan.complete)
 
 
 # -- record_inbox -------------------------------------------------------------------------------
@@ -509,7 +527,7 @@ def check_inbox_not_stuck(
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"
     )
-    return _outcome("inbox_not_stuck", sample, counts, coverage)
+    return _outcome("inbox_not_stuck", sample, counts, coverage, complete=not limit or read < limit)
 
 
 #: Every check, by name, with the collection (asset) it belongs to. Used by the bench and the CLI-free callers.
