@@ -254,3 +254,18 @@ def test_broker_down_makes_keeping_up_warn_not_green(instance, mongo_uri, fresh_
     up = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
     (check,) = up.get_asset_check_evaluations()
     assert check.passed and check.metadata["verdict"].value == "ok"
+
+
+def test_an_integrity_check_that_read_only_part_is_warn_with_its_coverage_never_passed():
+    from socialrec_pipeline.defs.integrity import check_result
+    from socialrec_pipeline.store.integrity import CheckOutcome
+
+    partial = CheckOutcome("link_depth", True, 0, [], {"scanned": 2, "total": 5}, "2 of ~5 read", complete=False)
+    result = check_result(partial, dg.AssetCheckSeverity.ERROR)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert "2 of ~5 read" in (result.description or "") and result.metadata["complete"].value is False
+    whole = check_result(CheckOutcome("link_depth", True, 0, [], {}, "all read"), dg.AssetCheckSeverity.ERROR)
+    assert whole.passed
+    found = CheckOutcome("link_depth", False, 3, ["a"], {}, "2 of ~5 read", complete=False)
+    failed = check_result(found, dg.AssetCheckSeverity.ERROR)
+    assert not failed.passed and failed.severity == dg.AssetCheckSeverity.ERROR  # violations keep their severity
