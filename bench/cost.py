@@ -4,7 +4,7 @@ Drives each path that can reach a paid platform against loopback stand-ins (SolT
 Telegram and a short-link host whose redirects the guarded resolver follows, on one server) with
 the real Redis, RabbitMQ and MongoDB. The paid provider (Apify) has a server of its own: the
 meter counts every request that reaches it (any method, path or token) and every connection that
-sent it something else, so a call by another route, actor or key is counted too.
+sent it something else (reported apart), so a call by another route, actor or key is counted too.
 
 while paid is off (each must be 0):
   - stream, direct paid URLs: token.flow events → `token_flow_sensor` tick → its `record_token_job` runs;
@@ -137,8 +137,10 @@ def resources(url_of: Callable[[str], str], uri: str, db: str, *, paid: bool) ->
 
 
 class Meter:
-    """The paid provider's host: a server of its own; every request, and every connection that sent
-    no request it could read, counts."""
+    """The paid provider's host: a server of its own; every HTTP request that reaches it counts, any
+    method, path or token. Connections that sent no HTTP request (a Mongo, Redis or AMQP client
+    pointed at it) are reported apart: clients left open by a failed run keep reconnecting, so they
+    cannot be told apart per launch, and they carry no paid call."""
 
     def __init__(self) -> None:
         self.server = FixtureServer().start()
@@ -153,7 +155,10 @@ class Meter:
         return int(self.url.rsplit(":", 1)[1])
 
     def count(self) -> int:
-        return len(self.server.requests) + self.server.connections_without_request
+        return len(self.server.requests)
+
+    def other_connections(self) -> int:
+        return self.server.connections_without_request
 
     def stop(self) -> None:
         self.server.stop()
@@ -464,10 +469,11 @@ class LaunchRow:
     reached: list[str] = field(default_factory=list)
 
     def detail(self, what: str) -> str:
-        shown = ", ".join(self.reached[:8]) + (" ..." if len(self.reached) > 8 else "")
+        reached = ", ".join(self.reached) or "none"
         return (
             f"{self.tried} {what} tried, {self.refused} refused before the run started, "
-            f"{len(self.accepted)} accepted; reached the paid host: {shown or 'none'}"
+            f"{len(self.accepted)} accepted ({', '.join(self.accepted) or 'none'}); "
+            f"reached the paid host: {reached}"
         )
 
 
@@ -650,9 +656,12 @@ ROWS: dict[str, Callable[[Bench, bool, argparse.Namespace], str]] = {
 def counted(bench: Bench, name: str, row: Callable[[Bench, bool, argparse.Namespace], str], paid: bool,
             opts: argparse.Namespace) -> int:  # fmt: skip
     bench.control_calls = 0
-    before = bench.meter.count()
+    before, others = bench.meter.count(), bench.meter.other_connections()
     detail = row(bench, paid, opts)
     calls = bench.meter.count() - before - bench.control_calls
+    others = bench.meter.other_connections() - others
+    if others:
+        detail += f"; {others} non-HTTP connection(s) to the paid host (clients pointed at it)"
     label = "calls_with_breach_injected" if paid else "paid_calls_while_off"
     print(f"{name}: {label}={calls} ({detail})", flush=True)
     return calls
