@@ -113,6 +113,8 @@ JOBS = {
     "metric_refresh_job": metric_refresh_job,
 }
 K8S_CONFIG_TAG = "dagster-k8s/config"
+#: A text field or variable whose name holds one of these is a switch: a launch tries "true".
+FLAG_WORDS = ("enable", "paid", "force", "allow")
 
 
 def job_with(name: str, resources: dict) -> dg.JobDefinition:
@@ -185,10 +187,13 @@ class Bench:
         self.tmp = tempfile.TemporaryDirectory(prefix="bench-cost-")
         #: Meter counts a row made outside what it measures (its set-up, its control run).
         self.control_calls = 0
+        #: What a launch sets a plain text field to (a database or queue name it may create: dropped on close).
+        self.launch_value = f"benchlaunch{uuid.uuid4().hex[:6]}"
 
     def close(self) -> None:
         self.guard.clear()
         self.client.drop_database(self.db.name)
+        self.client.drop_database(self.launch_value)
         self.instance.dispose()
         self.server.stop()
         self.meter.stop()
@@ -433,7 +438,7 @@ def attack_value(bench: Bench, defs: dg.Definitions, path: list[str], leaf: Any)
         if isinstance(current, str) and "://" in current:
             return _moved(current, bench.meter.port)
         return bench.meter.url
-    return "true"
+    return "true" if any(word in name for word in FLAG_WORDS) else bench.launch_value
 
 
 def _deep_set(config: dict, path: list[str], value: Any) -> dict:
@@ -506,9 +511,16 @@ def code_location(bench: Bench, open_field: bool) -> dg.Definitions:
     )
 
 
+def prime(bench: Bench) -> str:
+    """Work for one launch, whatever the job: a token with paid URLs that nothing recorded yet (in the
+    reconcile window, for the record and reconcile jobs) and every series due (for the metric refresh);
+    `skipped_paid` URLs stay from the earlier rows (for the retry). Returns the token's address."""
+    back_date_series(bench)
+    return bench.token(discord=VIDEO.format("7350000000000000005"), website=POST, last_transfer="2026-11-30T02:50:00Z")
+
+
 def row_run_config(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
     defs = code_location(bench, open_field=paid)
-    linked = bench.token(discord=VIDEO.format("7350000000000000005"), website=POST)
     row = LaunchRow()
     wanted_jobs = [j for j in opts.jobs.split(",") if j]
     prefixes = [f for f in opts.fields.split(",") if f]
@@ -516,7 +528,6 @@ def row_run_config(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
         for job in defs.get_repository_def().get_all_jobs():
             if job.name.startswith("__") or (wanted_jobs and job.name not in wanted_jobs):
                 continue  # the implicit asset job runs through the named jobs' assets
-            base, kwargs = base_run(job, linked)
             for path, leaf in config_leaves(job):
                 dotted = ".".join(path)
                 if prefixes and not dotted.startswith(tuple(prefixes)):
@@ -524,6 +535,7 @@ def row_run_config(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
                 value = attack_value(bench, defs, path, leaf)
                 if value is None:
                     continue
+                base, kwargs = base_run(job, prime(bench))
                 config = _deep_set(base, path, value)
                 row.tried += 1
                 try:
@@ -556,11 +568,11 @@ def env_attack_value(bench: Bench, name: str, deployed: dict[str, str]) -> str:
     if name.endswith(("_URL", "_URI")):
         current = deployed.get(name, "")
         return _moved(current, bench.meter.port) if "://" in current else bench.meter.url
-    if "ENABLE" in name:
-        return "true"
     if "PLATFORMS" in name:
         return "gh"  # no paid platform: TikTok and Instagram would count as free
-    return "true"
+    if any(word.upper() in name for word in FLAG_WORDS):
+        return "true"
+    return bench.launch_value
 
 
 def helm_launcher() -> SimpleNamespace:
@@ -610,7 +622,6 @@ def row_run_tags(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
     deployed = bench.deployment_env()
     wanted = [n for n in opts.env_names.split(",") if n]
     row = LaunchRow()
-    linked = bench.token(discord=VIDEO.format("7350000000000000006"), website=POST)
     for name in env_names_read():
         if wanted and name not in wanted:
             continue
@@ -628,7 +639,7 @@ def row_run_tags(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
 
             with contextlib.suppress(Exception):  # a setting the run refuses fails the run: no call
                 record_token_job.execute_in_process(
-                    run_config={"ops": {"prepare": {"config": {"token_address": linked}}}},
+                    run_config={"ops": {"prepare": {"config": {"token_address": prime(bench)}}}},
                     resources=resources_from_env(),
                     instance=bench.instance,
                     tags=tags,
