@@ -50,6 +50,9 @@ def keeping_up(figures: dict, unknown: Iterable[str] = (), stall_hours: float = 
     unread = {name for name in unknown if name in KEEPING_UP_FIGURES}
     if float(figures.get("queue_depth", 0)) < 0:  # the broker could not be read
         unread.add("queue_depth")
+    waiting_read = not unread & {"inbox_open", "queue_depth"}
+    if waiting_read and not int(figures.get("inbox_open", 0)) + int(figures.get("queue_depth", 0)):
+        unread.discard("last_recorded_age_min")  # nothing waits: no stall, however old the last marker
     # Unread figures are taken as the values that cannot show a stall.
     known = {**figures, **{name: 0 for name in unread}}
     is_stalled, why = stalled(known, stall_hours)

@@ -233,6 +233,9 @@ def test_a_figure_that_could_not_be_read_is_not_healthy():
     assert verdict == "unknown" and "last_recorded_age_min" in why
     # a stall the readable figures already show stays a stall
     assert keeping_up({"inbox_open": 2, "queue_depth": -1, "last_recorded_age_min": 300})[0] == "stalled"
+    # nothing waits (both read): no stall, whatever the age of the last marker
+    idle = {"inbox_open": 0, "queue_depth": 0, "last_recorded_age_min": -1}
+    assert keeping_up(idle, unknown={"last_recorded_age_min": "timeout"})[0] == "ok"
     # a figure keeping_up does not use changes nothing
     assert keeping_up(fine, unknown={"url_figures": "timeout"})[0] == "ok"
 
