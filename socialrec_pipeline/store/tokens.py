@@ -163,11 +163,6 @@ class TokenRepository:
         return self._durable.collection.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
-    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:
-        """The retry selection's query: a pure `$in` on idx_tokens_social_url_status."""
-        return {"social_urls.status": {"$in": [str(s) for s in dict.fromkeys(statuses)]}}
-
-    @staticmethod
     def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict[str, Any]:
         """One retry partition's due tokens: a range on `idx_tokens_oldest_<status>`."""
         field = f"{OLDEST_ATTEMPT}.{FetchStatus(status).value}"
