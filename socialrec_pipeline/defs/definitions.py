@@ -3,6 +3,7 @@
 import dagster as dg
 
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.deployment_ready import deployment_ready_defs
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
@@ -35,3 +36,4 @@ defs = dg.Definitions(
     sensors=[token_flow_sensor],
     resources=resources_from_env(),
 )
+defs = dg.Definitions.merge(defs, deployment_ready_defs())  # `socialrec doctor`'s checks in the UI

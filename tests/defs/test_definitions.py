@@ -20,6 +20,7 @@ NAMES = {
         "wallets_backfill_job",
         "integrity_job",
         "recording_health_job",
+        "deployment_ready_job",
     ],
     "schedules": [
         "reconcile_schedule",
@@ -28,7 +29,7 @@ NAMES = {
         "integrity_schedule",
         "recording_health_schedule",
     ],
-    "sensors": ["token_flow_sensor"],
+    "sensors": ["token_flow_sensor", "deployment_ready_sensor"],
 }
 
 
@@ -62,5 +63,5 @@ def test_every_definition_resolves_by_name():
     for name in NAMES["jobs"]:
         assert repo.get_job(name).name == name
     assert sorted(s.name for s in repo.schedule_defs) == sorted(NAMES["schedules"])
-    assert [s.name for s in repo.sensor_defs] == NAMES["sensors"]
+    assert sorted(s.name for s in repo.sensor_defs) == sorted(NAMES["sensors"])
     assert repo.get_sensor_def("token_flow_sensor").job_name == "record_token_job"
