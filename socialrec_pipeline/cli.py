@@ -77,8 +77,7 @@ def doctor(args: argparse.Namespace, stdout) -> int:
     if args.json:
         print(checks.render_json(rows), file=stdout)
     elif args.summary:
-        print(checks.render_table([r for r in rows if r.status != "ok"]) if checks.first_blocker(rows)
-              else checks.headline(rows), file=stdout)
+        print(checks.render_table(rows, problems_only=True), file=stdout)
     else:
         print(checks.render_table(rows), file=stdout)
     return checks.exit_code(rows)

@@ -41,7 +41,7 @@ from pika.exceptions import ChannelClosedByBroker
 from socialrec_pipeline.defs.paid_pool import PAID_POOL
 from socialrec_pipeline.defs.resources import RecordingSettingsResource, paid_account_scope, resources_from_env
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS
-from socialrec_pipeline.domain.errors import ProviderKeyRejected, ProviderQuotaExceeded
+from socialrec_pipeline.domain.errors import ProviderKeyRejected, ProviderQuotaExceeded, TargetBlocked, TargetNotFound
 from socialrec_pipeline.providers.http import build_client, send
 from socialrec_pipeline.recording.locks import PaidCreditGuard, TokenLocks
 from socialrec_pipeline.recording.settings import RecordingSettings, SettingError
@@ -106,6 +106,7 @@ class DoctorContext:
     definitions: Callable[[], dg.Definitions] | None = None
     spend_quota: bool = False
     timeout_s: float = DEFAULT_TIMEOUT_S
+    heartbeat_fresh_s: float = HEARTBEAT_FRESH_S
     _built: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -120,6 +121,20 @@ class DoctorContext:
                     self._built[name] = ConfigMissing(_config_error(exc))
             value = self._built[name]
         if isinstance(value, ConfigMissing):
+            raise value
+        return value
+
+    def dagster_instance(self) -> dg.DagsterInstance:
+        with self._lock:
+            if "__instance__" not in self._built:
+                try:
+                    if self.instance is None:
+                        raise ConfigMissing("no Dagster instance")
+                    self._built["__instance__"] = self.instance()
+                except Exception as exc:
+                    self._built["__instance__"] = exc
+            value = self._built["__instance__"]
+        if isinstance(value, Exception):
             raise value
         return value
 
@@ -317,15 +332,15 @@ def check_rabbitmq(ctx: DoctorContext) -> Finding:
             "check RABBITMQ_URL and that RabbitMQ is up",
         )
     try:
-        if not _passive(connection, lambda ch: ch.exchange_declare(rabbit.exchange, EXCHANGE_TYPE, passive=True)):
+        if _passive(connection, "exchange", rabbit.exchange) is None:
             return Finding(
                 name, "fail", f"exchange {rabbit.exchange!r} does not exist: no token.flow event reaches us",
                 "check RABBITMQ_EXCHANGE (the producer declares it), or start the token_flow_sensor (declares it)",
             )
-        depths = {}
+        depths: dict[str, Any] = {}
         for q in (queue, dead_letter_queue(queue)):
-            ok = _passive(connection, lambda ch, q=q: depths.__setitem__(q, ch.queue_declare(q, passive=True)))
-            if not ok:
+            depths[q] = _passive(connection, "queue", q)
+            if depths[q] is None:
                 return Finding(
                     name, "fail", f"queue {q!r} is not declared: events published now are dropped",
                     "start the token_flow_sensor (scripts/run.sh); its first tick declares and binds the queue "
@@ -345,17 +360,21 @@ def check_rabbitmq(ctx: DoctorContext) -> Finding:
             connection.close()
 
 
-def _passive(connection: Any, declare: Callable[[Any], Any]) -> bool:
+def _passive(connection: Any, kind: Literal["exchange", "queue"], name: str) -> Any | None:
+    """The broker's answer to a passive declaration (nothing is created), None when `name` does not exist."""
     channel = connection.channel()
     try:
-        declare(channel)
+        if kind == "exchange":
+            answer = channel.exchange_declare(name, EXCHANGE_TYPE, passive=True)
+        else:
+            answer = channel.queue_declare(name, passive=True)
     except ChannelClosedByBroker as exc:
         if exc.reply_code == 404:
-            return False
+            return None
         raise
     with contextlib.suppress(Exception):
         channel.close()
-    return True
+    return answer
 
 
 # -- upstream and providers ------------------------------------------------------------------------
@@ -474,6 +493,8 @@ def check_reddit(ctx: DoctorContext) -> Finding:
     client = rd.client()
     try:
         client.get_json("/r/reddit/about.json")
+    except (TargetNotFound, TargetBlocked):
+        pass  # an answer about the page: the endpoint is reachable, and any credentials were taken
     except Exception as exc:
         message = _first_line(exc)
         if "token endpoint answered HTTP 401" in message:
@@ -481,11 +502,10 @@ def check_reddit(ctx: DoctorContext) -> Finding:
                 name, "fail", f"{credentials}; credentials refused",
                 "set REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET to a valid app's, or unset both (public JSON)",
             )
-        if "HTTP" not in message or any(f"HTTP {c}" in message for c in (429, 500, 502, 503, 504)):
-            return Finding(
-                name, "warn", f"{credentials}; unreachable ({message}): Reddit URLs are recorded `error`",
-                "check REDDIT_BASE_URL and outbound HTTPS",
-            )
+        return Finding(
+            name, "warn", f"{credentials}; unreachable ({message}): Reddit URLs are recorded `error`",
+            "check REDDIT_BASE_URL and outbound HTTPS",
+        )
     finally:
         client.close()
     return Finding(name, "ok", f"{credentials}; {'OAuth API' if rd.client_id else 'public JSON'} reachable")
@@ -546,9 +566,9 @@ def check_urlscan(ctx: DoctorContext) -> Finding:
 
 
 def _instance(ctx: DoctorContext) -> dg.DagsterInstance:
-    if ctx.instance is None:
-        raise ConfigMissing("no Dagster instance")
-    return ctx.instance()
+    """One instance for every Dagster check (opened once: a fresh SQLite instance opened by four
+    threads at once races on creating its storage)."""
+    return ctx.dagster_instance()
 
 
 def check_dagster_storage(ctx: DoctorContext) -> Finding:
@@ -579,7 +599,7 @@ def check_dagster_daemon(ctx: DoctorContext) -> Finding:
         beat = beats.get(daemon)
         if beat is None:
             stale.append(f"{daemon} never beat")
-        elif now - beat.timestamp > HEARTBEAT_FRESH_S:
+        elif now - beat.timestamp > ctx.heartbeat_fresh_s:
             stale.append(f"{daemon} last beat {now - beat.timestamp:.0f} s ago")
     if stale:
         return Finding(
@@ -750,14 +770,17 @@ def headline(rows: Sequence[Finding]) -> str:
     return f"{verdict}: {blocker.check} — {blocker.finding}{todo} ({tally})"
 
 
-def render_table(rows: Sequence[Finding]) -> str:
-    widths = (max(len(r.check) for r in rows), 4)
-    lines = [f"{'check':<{widths[0]}}  {'':<{widths[1]}}  finding (→ what to do)"]
-    for r in rows:
+def render_table(rows: Sequence[Finding], *, problems_only: bool = False) -> str:
+    """The table (one row per check, then the one-line verdict); `problems_only` leaves ok rows out."""
+    shown = [r for r in rows if r.status != "ok"] if problems_only else list(rows)
+    widths = (max((len(r.check) for r in rows), default=5), 4)
+    lines = [f"{'check':<{widths[0]}}  {'':<{widths[1]}}  finding (→ what to do)"] if shown else []
+    for r in shown:
         lines.append(f"{r.check:<{widths[0]}}  {r.status:<{widths[1]}}  {r.finding}")
         if r.action and r.status != "ok":
             lines.append(f"{'':<{widths[0]}}  {'':<{widths[1]}}  → {r.action}")
-    lines.append("")
+    if shown:
+        lines.append("")
     lines.append(headline(rows))
     return "\n".join(lines)
 
