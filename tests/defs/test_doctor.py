@@ -20,7 +20,7 @@ import pytest
 
 from socialrec_pipeline import cli
 from socialrec_pipeline.defs import doctor
-from socialrec_pipeline.defs.deployment_ready import build_deployment_ready
+from socialrec_pipeline.defs.deployment_ready import build_deployment_ready, deployment_ready_sensor
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     GitHubResource,
@@ -391,6 +391,17 @@ def test_a_hanging_check_times_out_and_a_crashing_one_fails():
     assert "timed out" in rows[0].finding and "boom" in rows[1].finding
 
 
+def test_a_secret_quoted_by_an_error_is_masked(resources):
+    resources["mongo"] = MongoResource(uri="mongodb://app:mongo-pw-secret-8c1@127.0.0.1:1/", database="x")
+
+    def check_leaks(_ctx):
+        raise RuntimeError(f"GET /t?key={SOLTRACKER_KEY} and mongodb://app:mongo-pw-secret-8c1@127.0.0.1:1/")
+
+    (row,) = doctor.run_checks(doctor.DoctorContext(resources=resources, instance=None), (check_leaks,))
+    assert row.status == "fail" and row.finding.count("***") == 2
+    assert SOLTRACKER_KEY not in row.finding and "mongo-pw-secret-8c1" not in row.finding
+
+
 # -- the CLI: table, --json, exit codes -----------------------------------------------------------------
 
 
@@ -465,6 +476,20 @@ def test_deployment_ready_check_names_the_first_blocker(resources):
     assert "soltracker" in result.metadata["first_blocker"].value
     assert "| dagster.daemon | fail |" in result.metadata["checks"].value
     assert "nope-1234" not in json.dumps({k: str(v.value) for k, v in result.metadata.items()})
+
+
+def test_the_sensor_runs_the_check_at_start_then_not_before_an_hour(resources):
+    check = build_deployment_ready(lambda: resources, definitions_fn=_defs)
+    job = dg.define_asset_job("doctor_check_job", selection=dg.AssetSelection.checks(check))
+    defs = dg.Definitions(asset_checks=[check], jobs=[job])
+    with dg.instance_for_test() as instance:
+        first = deployment_ready_sensor(dg.build_sensor_context(instance=instance))
+        assert isinstance(first, dg.RunRequest) and first.run_key.startswith("deployment_ready-")
+        result = defs.resolve_job_def("doctor_check_job").execute_in_process(instance=instance)
+        (evaluation,) = result.get_asset_check_evaluations()
+        assert not evaluation.passed  # the ephemeral instance has no daemon
+        later = deployment_ready_sensor(dg.build_sensor_context(instance=instance))
+        assert isinstance(later, dg.SkipReason)
 
 
 def test_summary_mode_prints_only_the_verdict_and_blockers(deployment_env, capsys):
