@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import dagster as dg
 from pika.exceptions import ChannelClosedByBroker
@@ -42,14 +42,14 @@ from socialrec_pipeline.defs.paid_pool import PAID_POOL
 from socialrec_pipeline.defs.resources import RecordingSettingsResource, paid_account_scope, resources_from_env
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS
 from socialrec_pipeline.domain.errors import ProviderKeyRejected, ProviderQuotaExceeded, TargetBlocked, TargetNotFound
-from socialrec_pipeline.providers.http import build_client, send
+from socialrec_pipeline.providers.http import build_client, json_or_none, send
 from socialrec_pipeline.recording.locks import PaidCreditGuard, TokenLocks
 from socialrec_pipeline.recording.settings import RecordingSettings, SettingError
 from socialrec_pipeline.recording.soltracker import UpstreamConfigError, UpstreamUnavailable
 from socialrec_pipeline.store.collections import TOKENS, collection
 from socialrec_pipeline.store.indexes import INDEXES
 from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT
-from socialrec_pipeline.stream.broker import EXCHANGE_TYPE, dead_letter_queue, open_connection
+from socialrec_pipeline.stream.broker import EXCHANGE_TYPE, ROUTING_KEY, dead_letter_queue, open_connection
 from socialrec_pipeline.stream.inbox import COLLECTION as INBOX_COLLECTION
 
 Status = Literal["ok", "warn", "fail"]
@@ -352,12 +352,63 @@ def check_rabbitmq(ctx: DoctorContext) -> Finding:
         return Finding(
             name, status,
             f"exchange {rabbit.exchange!r}; queue {queue!r} {ready} ready, {consumers} consumer(s); "
-            f"dead-letter {dead}; binding re-asserted by every sensor tick (AMQP cannot list bindings)",
+            f"dead-letter {dead}",
             "inspect the dead letters (reason in header x-socialrec-reason)" if dead else "",
         )
     finally:
         with contextlib.suppress(Exception):
             connection.close()
+
+
+def management_endpoint(amqp_url: str, override: str | None) -> tuple[str, tuple[str, str], str]:
+    """(management API base URL, its credentials, the vhost) for the broker of `amqp_url`: the same
+    user as AMQP, port 15672 on the same host unless RABBITMQ_MANAGEMENT_URL says otherwise."""
+    parts = urlsplit(amqp_url)
+    user, password = unquote(parts.username or "guest"), unquote(parts.password or "guest")
+    vhost = unquote(parts.path[1:]) if len(parts.path) > 1 else "/"
+    return override or f"http://{parts.hostname or 'localhost'}:15672", (user, password), vhost
+
+
+def check_rabbitmq_binding(ctx: DoctorContext) -> Finding:
+    """The queue is bound to the exchange with `token.flow` (AMQP cannot list bindings: the
+    management API can; without one the row says it could not look)."""
+    name = "rabbitmq.binding"
+    try:
+        rabbit = ctx.resource("rabbitmq")
+        queue = rabbit.queue
+    except (ConfigMissing, ValueError) as exc:
+        return Finding(name, "fail", f"not configured: {exc}", "set RABBITMQ_URL and SOCIALREC_ENV")
+    base, auth, vhost = management_endpoint(rabbit.url, rabbit.management_url)
+    path = f"/api/exchanges/{quote(vhost, safe='')}/{quote(rabbit.exchange, safe='')}/bindings/source"
+    try:
+        with _http(base, ctx.timeout_s) as http:
+            response = send(http, "GET", path, auth=auth)
+    except Exception:
+        return Finding(
+            name, "ok", f"not verified: no management API at {base} (the token_flow_sensor re-binds the queue at "
+            "every tick)", "set RABBITMQ_MANAGEMENT_URL to let the doctor see the binding",
+        )
+    if response.status_code == 404:
+        return Finding(name, "fail", f"exchange {rabbit.exchange!r} does not exist", "check RABBITMQ_EXCHANGE")
+    if response.status_code != 200:
+        return Finding(
+            name, "ok", f"not verified: the management API answered HTTP {response.status_code}",
+            "give the RABBITMQ_URL user the management tag, or set RABBITMQ_MANAGEMENT_URL",
+        )
+    body = json_or_none(response)
+    bindings = body if isinstance(body, list) else []
+    bound = any(
+        isinstance(b, dict) and b.get("destination") == queue and b.get("destination_type") == "queue"
+        and b.get("routing_key") == ROUTING_KEY
+        for b in bindings
+    )
+    if not bound:
+        return Finding(
+            name, "fail", f"queue {queue!r} is not bound to {rabbit.exchange!r} with {ROUTING_KEY!r}: events "
+            "published now are dropped",
+            "start the token_flow_sensor (each tick declares and binds the queue)",
+        )
+    return Finding(name, "ok", f"queue {queue!r} bound to {rabbit.exchange!r} with {ROUTING_KEY!r}")
 
 
 def _passive(connection: Any, kind: Literal["exchange", "queue"], name: str) -> Any | None:
@@ -688,6 +739,7 @@ CHECKS: tuple[Callable[[DoctorContext], Finding], ...] = (
     check_retry_queue,
     check_redis,
     check_rabbitmq,
+    check_rabbitmq_binding,
     check_soltracker,
     check_x,
     check_github,

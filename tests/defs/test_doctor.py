@@ -6,6 +6,7 @@ A service "down" is an unused loopback port: the shared servers are never stoppe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+import pika
 import pytest
 
 from socialrec_pipeline import cli
@@ -41,6 +43,7 @@ from socialrec_pipeline.sandbox.resources import stand_in_resources
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.indexes import INDEXES
+from socialrec_pipeline.stream.broker import ROUTING_KEY, declare_topology
 from socialrec_pipeline.stream.inbox import RecordInbox
 
 #: Unique strings: the tests assert none of them is ever printed.
@@ -261,10 +264,74 @@ def test_a_queue_not_declared_fails(resources, broker, unique_suffix):
     assert "token_flow_sensor" in row.action
 
 
+@pytest.fixture(scope="module")
+def own_broker(tmp_path_factory):
+    """A RabbitMQ node of this module's own with the management API (the shared broker has none),
+    on free ports; stopped by its PID. Skipped where rabbitmq-server is not installed."""
+    server = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
+    if not server.exists():
+        pytest.skip("rabbitmq-server is not installed")
+    base = tmp_path_factory.mktemp("rabbitmq")
+    amqp, dist, http = unused_port(), unused_port(), unused_port()
+    (base / "rabbitmq.conf").write_text(
+        f"listeners.tcp.default = {amqp}\nmanagement.tcp.port = {http}\nmanagement.tcp.ip = 127.0.0.1\n"
+    )
+    (base / "enabled_plugins").write_text("[rabbitmq_management].\n")
+    (base / "home").mkdir()
+    env = {
+        **os.environ, "HOME": str(base / "home"), "RABBITMQ_NODENAME": f"doctor{amqp}@localhost",
+        "RABBITMQ_NODE_PORT": str(amqp), "RABBITMQ_DIST_PORT": str(dist), "RABBITMQ_MNESIA_BASE": str(base),
+        "RABBITMQ_LOG_BASE": str(base), "RABBITMQ_CONFIG_FILE": str(base / "rabbitmq.conf"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
+    }
+    proc = subprocess.Popen([str(server)], cwd=base, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    url, management = f"amqp://guest:guest@127.0.0.1:{amqp}/%2F", f"http://127.0.0.1:{http}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with socket.socket() as s, contextlib.suppress(OSError):
+                s.settimeout(1)
+                s.connect(("127.0.0.1", http))
+                break
+            time.sleep(1)
+        else:
+            pytest.fail("the module's RabbitMQ did not start")
+        yield url, management
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=60)
+
+
+def test_a_queue_not_bound_fails_when_the_management_api_can_see_it(resources, own_broker):
+    url, management = own_broker
+    rabbit = RabbitMQResource(url=url, env="doctor", exchange="doctor.exchange", management_url=management)
+    connection = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        declare_topology(connection, rabbit.queue, rabbit.exchange)
+        resources["rabbitmq"] = rabbit
+        rows = run(resources)
+        assert rows["rabbitmq.binding"].status == "ok" and "bound to" in rows["rabbitmq.binding"].finding
+        connection.channel().queue_unbind(rabbit.queue, rabbit.exchange, routing_key=ROUTING_KEY)
+        rows = run(resources)
+        row = only(rows, "rabbitmq.binding", "fail")
+        assert "not bound" in row.finding and "token_flow_sensor" in row.action
+        assert doctor.exit_code(list(rows.values())) == 1
+    finally:
+        connection.close()
+
+
+def test_without_a_management_api_the_binding_is_not_verified(resources):
+    row = run(resources)["rabbitmq.binding"]
+    assert row.status == "ok" and row.finding.startswith("not verified")
+    assert "RABBITMQ_MANAGEMENT_URL" in row.action
+
+
 def test_a_missing_exchange_fails(resources, broker, unique_suffix):
     resources["rabbitmq"] = RabbitMQResource(url=broker.url, env=broker.env, exchange=f"none.{unique_suffix}")
-    row = only(run(resources), "rabbitmq", "fail")
-    assert "does not exist" in row.finding and "RABBITMQ_EXCHANGE" in row.action
+    rows = run(resources)
+    row = rows["rabbitmq"]
+    assert row.status == "fail" and "does not exist" in row.finding and "RABBITMQ_EXCHANGE" in row.action
 
 
 def test_queue_depths_and_dead_letters_are_reported(resources, broker):
