@@ -46,6 +46,7 @@ from socialrec_pipeline.providers.http import build_client, json_or_none, send
 from socialrec_pipeline.recording.locks import PaidCreditGuard, TokenLocks
 from socialrec_pipeline.recording.settings import RecordingSettings, SettingError
 from socialrec_pipeline.recording.soltracker import UpstreamConfigError, UpstreamUnavailable
+from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.collections import TOKENS, collection
 from socialrec_pipeline.store.indexes import INDEXES
 from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT
@@ -190,8 +191,6 @@ def _http(base_url: str, timeout_s: float, **kw: Any) -> Iterator[Any]:
 
 
 def _mongo(ctx: DoctorContext) -> Any:
-    from socialrec_pipeline.store.client import open_client, open_database
-
     mongo = ctx.resource("mongo")
     client = open_client(mongo.uri, timeout_ms=int(min(ctx.timeout_s, 5.0) * 1000))
     return client, open_database(client, mongo.database)
@@ -243,13 +242,14 @@ def check_mongodb_indexes(ctx: DoctorContext) -> Finding:
         total = len(expected) + len(INBOX_INDEXES)
         if differ:
             return Finding(
-                name, "fail", f"{len(differ)} index(es) with another definition: {', '.join(differ)}",
+                name, "fail", f"{len(differ)} index(es) with other keys: {', '.join(differ)}",
                 "drop those indexes (an older schema); the next run recreates them (ensure_indexes refuses to)",
             )
         if missing:
             return Finding(
                 name, "fail", f"{len(missing)} of {total} missing: {', '.join(missing)}",
-                "run `socialrec backfill-queues` (creates them), or start the code location once",
+                "start the code location (its first run or sensor tick creates every index), or run "
+                "`socialrec backfill-queues` (creates the graph collections' indexes)",
             )
         return Finding(name, "ok", f"all {total} present")
     except Exception as exc:
@@ -642,11 +642,13 @@ def check_dagster_daemon(ctx: DoctorContext) -> Finding:
     try:
         instance = _instance(ctx)
         beats = instance.get_daemon_heartbeats()
+        # The run-queue daemon only with the queued run coordinator (this project's dagster.yaml).
+        daemons = [d for d in REQUIRED_DAEMONS if d in instance.get_required_daemon_types()]
     except Exception as exc:
         return Finding(name, "fail", f"not checked: {_first_line(exc)}", "set DAGSTER_HOME")
     now = time.time()
     stale = []
-    for daemon in REQUIRED_DAEMONS:
+    for daemon in daemons:
         beat = beats.get(daemon)
         if beat is None:
             stale.append(f"{daemon} never beat")
@@ -657,7 +659,7 @@ def check_dagster_daemon(ctx: DoctorContext) -> Finding:
             name, "fail", "daemon not running: " + "; ".join(stale) + " (no sensor tick, schedule or queued run)",
             "start it: scripts/run.sh (dagster dev), or `dagster-daemon run` with this DAGSTER_HOME",
         )
-    return Finding(name, "ok", f"heartbeats fresh ({', '.join(REQUIRED_DAEMONS)})")
+    return Finding(name, "ok", f"heartbeats fresh ({', '.join(daemons)})")
 
 
 def check_dagster_instigators(ctx: DoctorContext) -> Finding:
@@ -668,20 +670,22 @@ def check_dagster_instigators(ctx: DoctorContext) -> Finding:
         states = {state.name: state.status for state in instance.all_instigator_state()}
         defs = ctx.definitions() if ctx.definitions else _code_location()
         declared = [
-            *((s.name, s.default_status == dg.DefaultSensorStatus.RUNNING) for s in defs.sensors or []),
-            *((s.name, s.default_status == dg.DefaultScheduleStatus.RUNNING) for s in defs.schedules or []),
+            *(("sensor", s.name, s.default_status == dg.DefaultSensorStatus.RUNNING) for s in defs.sensors or []),
+            *(("schedule", s.name, s.default_status == dg.DefaultScheduleStatus.RUNNING) for s in defs.schedules or []),
         ]
     except Exception as exc:
         return Finding(name, "fail", f"not checked: {_first_line(exc)}", "set DAGSTER_HOME")
-    stopped = []
-    for instigator, default_running in declared:
+    stopped: list[tuple[str, str]] = []
+    for kind, instigator, default_running in declared:
         status = states.get(instigator)
         running = default_running if status is None or status.value == "DECLARED_IN_CODE" else status.value == "RUNNING"
         if not running:
-            stopped.append(instigator)
+            stopped.append((kind, instigator))
     if stopped:
+        # A stopped sensor records nothing (token_flow_sensor) or checks nothing; a schedule is catch-up work.
         return Finding(
-            name, "fail" if any("sensor" in s for s in stopped) else "warn", f"stopped: {', '.join(stopped)}",
+            name, "fail" if any(kind == "sensor" for kind, _ in stopped) else "warn",
+            "stopped: " + ", ".join(f"{kind} {n}" for kind, n in stopped),
             "turn them on in the UI (Automation) or `dagster sensor start` / `dagster schedule start`",
         )
     return Finding(name, "ok", f"{len(declared)} running")

@@ -492,14 +492,14 @@ def deployment_env(monkeypatch, tmp_path, stand_ins, mongo_uri, indexed_db, redi
     return env
 
 
-def _cli(argv, capsys) -> tuple[int, str]:
+def _cli(argv, capsys) -> tuple[int, str, str]:
     code = cli.main(argv)
     out = capsys.readouterr()
-    return code, out.out + out.err
+    return code, out.out, out.err
 
 
 def test_cli_json_exit_1_when_the_daemon_is_not_running(deployment_env, capsys):
-    code, output = _cli(["doctor", "--json", "--timeout", "20"], capsys)
+    code, output, errors = _cli(["doctor", "--json", "--timeout", "20"], capsys)
     report = json.loads(output)
     rows = {r["check"]: r for r in report["checks"]}
     assert code == 1 == report["exit_code"]
@@ -507,12 +507,12 @@ def test_cli_json_exit_1_when_the_daemon_is_not_running(deployment_env, capsys):
     assert rows["soltracker"]["status"] == "ok" and rows["rabbitmq"]["status"] == "ok"
     assert report["headline"].startswith("down: dagster.daemon")
     for secret in SECRETS:
-        assert secret not in output
+        assert secret not in output + errors
 
 
 def test_cli_table_names_the_unset_key(deployment_env, monkeypatch, capsys):
     monkeypatch.delenv("SOL_TRACKER_API_KEY")
-    code, output = _cli(["doctor"], capsys)
+    code, output, _ = _cli(["doctor"], capsys)
     assert code == 1
     line = next(line for line in output.splitlines() if line.startswith("soltracker "))
     assert " fail " in line and "SOL_TRACKER_API_KEY is unset" in line
@@ -524,8 +524,8 @@ def test_cli_exit_2_when_it_cannot_run(monkeypatch, capsys):
         raise ImportError("the code location does not load")
 
     monkeypatch.setattr(doctor, "run_checks", broken)
-    code, output = _cli(["doctor"], capsys)
-    assert code == 2 and "could not run" in output
+    code, _, errors = _cli(["doctor"], capsys)
+    assert code == 2 and "could not run" in errors
 
 
 # -- the asset check -------------------------------------------------------------------------------------
