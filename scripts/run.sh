@@ -122,4 +122,11 @@ cd "$DAGSTER_HOME"
 # "superseded by dg dev" notice is silenced here (dg is a separate CLI this project does not use).
 export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Function \`dev_command\` is superseded"
 start "$ROOT/.venv/bin/dagster" dev -h 127.0.0.1 -p "${DAGSTER_PORT:-3000}" -w "$ROOT/workspace.yaml" --log-level "$LOG_LEVEL"
-wait "${children[-1]}"
+dagster_pid="${children[-1]}"
+# What is missing, on the first screen: the doctor's verdict and its non-ok rows, once the UI answers
+# and the daemon had time for its first heartbeat. In the background: start-up never waits for it.
+start bash -c 'for _ in $(seq 1 120); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && break; sleep 1; done
+  sleep "${SOCIALREC_DOCTOR_DELAY_S:-20}"
+  echo "==> socialrec doctor --summary (the full table: .venv/bin/socialrec doctor; docs/doctor.md)"
+  "$2" doctor --summary || true' doctor "${DAGSTER_PORT:-3000}" "$ROOT/.venv/bin/socialrec"
+wait "$dagster_pid"

@@ -64,7 +64,35 @@ def _build_parser() -> argparse.ArgumentParser:
     dlq.add_argument("action", choices=["list", "requeue", "purge", "ack"])
     dlq.add_argument("--limit", type=int, default=None, help="list: at most this many (default 20); requeue: this many")
     dlq.add_argument("--yes", action="store_true", help="purge: really drop every dead letter")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check every dependency of this deployment for real and say what to do (docs/doctor.md)",
+        description="One row per check: ok / warn / fail, the finding, and what to do. Exit 0 when nothing "
+        "fails, 1 on a failure, 2 when the doctor could not run. Reads the same environment as the code location.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the rows as JSON (scripts, CI)")
+    doctor.add_argument("--spend-quota", action="store_true", help="also check the YouTube key (costs 1 quota unit)")
+    doctor.add_argument("--timeout", type=float, default=10.0, help="seconds each check may take (default 10)")
+    doctor.add_argument("--summary", action="store_true", help="print only the one-line verdict and the non-ok rows")
     return parser
+
+
+def doctor(args: argparse.Namespace, stdout) -> int:
+    """`socialrec doctor`: exit 0 (no failure), 1 (a failure) or 2 (could not run)."""
+    try:
+        from socialrec_pipeline.defs import doctor as checks
+
+        rows = checks.run_checks(checks.DoctorContext(spend_quota=args.spend_quota, timeout_s=args.timeout))
+    except Exception as exc:  # the code location does not even load: say so, exit 2
+        print(f"socialrec doctor could not run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(checks.render_json(rows), file=stdout)
+    elif args.summary:
+        print(checks.render_table(rows, problems_only=True), file=stdout)
+    else:
+        print(checks.render_table(rows), file=stdout)
+    return checks.exit_code(rows)
 
 
 def paid_credit(action: str, env, stdout) -> int:
@@ -167,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return paid_credit(args.action, os.environ, sys.stdout)
     if args.command == "dlq":
         return dead_letter_command(args.action, args.limit, args.yes, os.environ, sys.stdout)
+    if args.command == "doctor":
+        return doctor(args, sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")
 
 

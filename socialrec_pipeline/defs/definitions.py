@@ -4,6 +4,7 @@ import dagster as dg
 
 from socialrec_pipeline.defs.alerts import alert_sensors
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.deployment_ready import deployment_ready_defs
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
@@ -42,3 +43,4 @@ defs = dg.Definitions(
     # check's Execute button, so integrity checks run in one process however they are launched.
     executor=dg.in_process_executor,
 )
+defs = dg.Definitions.merge(defs, deployment_ready_defs())  # `socialrec doctor`'s checks in the UI

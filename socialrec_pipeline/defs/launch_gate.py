@@ -162,6 +162,7 @@ JOB_FAMILY: dict[str, str] = {
     "integrity_job": "integrity",
     "recording_health_job": "health",
     "operator_checks_job": "health",
+    "deployment_ready_job": "health",
 }
 
 #: Run tags that configure the launcher (the run's container, environment, image or route): a

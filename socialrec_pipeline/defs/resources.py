@@ -113,6 +113,11 @@ class RabbitMQResource(dg.ConfigurableResource):
         description="Topic exchange the queue is bound to with `token.flow` (RABBITMQ_EXCHANGE; "
         "only tests, benchmarks and the sandbox change it, so their events reach no other consumer's queue).",
     )
+    management_url: str | None = Field(
+        default=None,
+        description="RabbitMQ management API (RABBITMQ_MANAGEMENT_URL; default http://<AMQP host>:15672, same "
+        "user): only `socialrec doctor` uses it, to see the queue's binding.",
+    )
 
     @property
     def queue(self) -> str:
@@ -465,6 +470,7 @@ def bound_resources_from_env() -> dict[str, dg.ConfigurableResource]:
             url=env_or("RABBITMQ_URL", field_default(RabbitMQResource, "url")),
             env=env_or("SOCIALREC_ENV", field_default(RabbitMQResource, "env")),
             exchange=env_or("RABBITMQ_EXCHANGE", field_default(RabbitMQResource, "exchange")),
+            management_url=env_or("RABBITMQ_MANAGEMENT_URL", None),
         ),
         "soltracker": SolTrackerResource(
             base_url=dg.EnvVar("SOL_TRACKER_BASE_URL"),
