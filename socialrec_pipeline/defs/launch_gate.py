@@ -37,7 +37,12 @@ from socialrec_pipeline.recording.settings import ENV_NAMES
 RESOURCE_SETTINGS: dict[str, dict[str, str]] = {
     "mongo": {"uri": "MONGODB_URI", "database": "MONGODB_DATABASE"},
     "redis": {"url": "REDIS_URL"},
-    "rabbitmq": {"url": "RABBITMQ_URL", "env": "SOCIALREC_ENV", "exchange": "RABBITMQ_EXCHANGE"},
+    "rabbitmq": {
+        "url": "RABBITMQ_URL",
+        "env": "SOCIALREC_ENV",
+        "exchange": "RABBITMQ_EXCHANGE",
+        "management_url": "RABBITMQ_MANAGEMENT_URL",
+    },
     "soltracker": {
         "base_url": "SOL_TRACKER_BASE_URL",
         "api_key": "SOL_TRACKER_API_KEY",
