@@ -18,6 +18,7 @@ from socialrec_pipeline.domain.models import (
     TokenLink,
 )
 from socialrec_pipeline.store import Store, integrity
+from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 from socialrec_pipeline.stream.inbox import RecordInbox
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -258,7 +259,10 @@ def test_every_check_says_when_its_limit_kept_it_from_reading_everything(db, nam
         [{"_id": account, "platform": "x", "platform_key": "a"}, {"platform": "x", "platform_key": "b"}]
     )
     db.venues.insert_many([{"platform": "x", "platform_key": "v1"}, {"platform": "x", "platform_key": "v2"}])
-    db.tokens.insert_many([{**_marker(f"Tok{i}"), "social_urls": [{"url": URL, "status": "ok"}]} for i in range(2)])
+    queue = {OLDEST_ATTEMPT: derive_oldest_attempt([("ok", None)])}  # exact, as every marker write keeps it
+    db.tokens.insert_many(
+        [{**_marker(f"Tok{i}"), "social_urls": [{"url": URL, "status": "ok"}], **queue} for i in range(2)]
+    )
     db.token_links.insert_many(
         [
             {"token_address": f"Tok{i}", "object": "accounts", "object_id": account, "source_url": URL,
