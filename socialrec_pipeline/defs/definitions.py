@@ -10,11 +10,12 @@ from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule,
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
+from socialrec_pipeline.defs.signals import SIGNAL_ASSETS, signals_job, signals_schedule, signals_settings_from_env
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.defs.wallets import wallets_backfill_job
 
 defs = dg.Definitions(
-    assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
+    assets=[*COLLECTION_SPECS, reconcile_window, recording_health, *SIGNAL_ASSETS],
     asset_checks=integrity_checks,
     jobs=[
         record_token_job,
@@ -24,6 +25,7 @@ defs = dg.Definitions(
         wallets_backfill_job,
         integrity_job,
         recording_health_job,
+        signals_job,
     ],
     schedules=[
         reconcile_schedule,
@@ -31,7 +33,8 @@ defs = dg.Definitions(
         metric_refresh_schedule,
         integrity_schedule,
         recording_health_schedule,
+        signals_schedule,
     ],
     sensors=[token_flow_sensor],
-    resources=resources_from_env(),
+    resources={**resources_from_env(), "signals": signals_settings_from_env()},
 )

@@ -72,11 +72,14 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
 }
 
 
-def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+def check_result(
+    outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverity, check_name: str | None = None
+) -> dg.AssetCheckResult:
     metadata: dict = {name: dg.MetadataValue.int(value) for name, value in outcome.counts.items()}
     metadata["offending_ids"] = dg.MetadataValue.json(outcome.sample_ids)
     metadata["coverage"] = dg.MetadataValue.text(outcome.coverage)
     return dg.AssetCheckResult(
+        check_name=check_name,
         passed=outcome.passed,
         severity=severity,
         metadata=metadata,

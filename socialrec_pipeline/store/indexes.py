@@ -25,7 +25,9 @@ from socialrec_pipeline.store.collections import (
     ACCOUNTS,
     CONTENTS,
     METRIC_SERIES,
+    TOKEN_CLUSTERS,
     TOKEN_LINKS,
+    TOKEN_SIGNALS,
     TOKENS,
     VENUES,
     collection,
@@ -117,6 +119,21 @@ INDEXES: dict[str, list[IndexModel]] = {
             IndexModel([(f"oldest_attempt.{status.value}", ASCENDING)], name=f"idx_tokens_oldest_{status.value}")
             for status in RETRY_PARTITIONS
         ],
+    ],
+    # Derived (SPEC §11): one document per token; the partition's check reads by address, the
+    # analyst by discovery day.
+    TOKEN_SIGNALS: [
+        IndexModel([("token_address", ASCENDING)], name="uniq_token_signals_address", unique=True),
+        IndexModel([("discovered_at", DESCENDING)], name="idx_token_signals_discovered"),
+    ],
+    # One set of clusters per cutoff (a daily partition): replaced as a whole by its partition,
+    # looked up by member ("which cluster was this token in as of day D") or by size.
+    TOKEN_CLUSTERS: [
+        IndexModel(
+            [("input_cutoff", ASCENDING), ("cluster_id", ASCENDING)], name="uniq_clusters_cutoff_id", unique=True
+        ),
+        IndexModel([("members", ASCENDING), ("input_cutoff", DESCENDING)], name="idx_clusters_members"),
+        IndexModel([("input_cutoff", ASCENDING), ("size", DESCENDING)], name="idx_clusters_cutoff_size"),
     ],
 }
 

@@ -20,6 +20,7 @@ NAMES = {
         "wallets_backfill_job",
         "integrity_job",
         "recording_health_job",
+        "signals_job",
     ],
     "schedules": [
         "reconcile_schedule",
@@ -27,6 +28,7 @@ NAMES = {
         "metric_refresh_schedule",
         "integrity_schedule",
         "recording_health_schedule",
+        "signals_schedule",
     ],
     "sensors": ["token_flow_sensor"],
 }
