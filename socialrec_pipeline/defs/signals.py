@@ -186,7 +186,6 @@ SIGNAL_ASSETS = [content_link_stats, token_signals, token_clusters]
 signals_job = dg.define_asset_job(
     "signals_job",
     selection=dg.AssetSelection.groups(SIGNALS_GROUP),
-    partitions_def=signal_partitions,
     executor_def=dg.in_process_executor,
     tags={JOB_FAMILY_TAG: "signals"},
     description="Compute the derived signals of one UTC day (link stats, token signals, clusters) and check them.",
