@@ -26,11 +26,13 @@ from socialrec_pipeline.stream.inbox import RecordInbox
 BATCH = 5_000
 
 
-def seed(db, tokens: int, links_per_token: int) -> int:
-    at = datetime.now(UTC) - timedelta(days=1)
+def seed(db, tokens: int, links_per_token: int, days: int = 1) -> int:
+    """`days` > 1 spreads token i (its rows and links) over that many days back (bench/signals.py)."""
+    start = datetime.now(UTC) - timedelta(days=1)
     run = uuid.uuid4().hex[:6]
     contents, accounts, markers, links = [], [], [], []
     for i in range(tokens):
+        at = start - timedelta(days=i % days)
         address = f"{run}Tok{i:07d}"
         url = f"https://x.com/kol{run}{i}/status/{i}"
         content_id, account_id = ObjectId(), ObjectId()

@@ -99,6 +99,8 @@ INDEXES: dict[str, list[IndexModel]] = {
             [("platform", ASCENDING), ("subtype", ASCENDING), ("linked_at", ASCENDING)],
             name="idx_links_platform_linked",
         ),
+        # The as-of axis alone: the links of one day (the signal partitions, SPEC §11).
+        IndexModel([("linked_at", ASCENDING)], name="idx_links_linked"),
     ],
     METRIC_SERIES: [
         IndexModel(

@@ -1,8 +1,12 @@
 """Data access of the derived-signal layer (SPEC §11): every read a partition makes, and its writes.
 
-Each read is bounded by a cutoff and names its index (`hint`): a signal partition must never scan
-a collection (the embedded server is very slow on collection scans, and a scan would make a day
-partition cost as much as the whole history). The rules of the signals live in `signals/`; this
+Each read goes through an index: a signal partition must never scan a collection (a scan would
+make a day partition cost as much as the whole history). The filters are plain single-field
+shapes — an `$in` or a range on an index's leading field — which every server's planner answers
+from that index without a `hint` (the embedded server walks a whole index when given a hint, so a
+hint is only used where its planner would otherwise scan). The cutoff is then applied to the rows
+read (`linked_at`, `discovered_at`, `created_at` ≤ cutoff) before anything leaves this module, so
+no caller ever sees a row from after its cutoff. The rules of the signals live in `signals/`; this
 module only fetches and stores.
 
 Time bounds must be timezone-aware UTC (a naive bound would be read as UTC by the driver).
@@ -18,7 +22,6 @@ from bson import ObjectId
 from pymongo import DeleteMany, InsertOne, ReplaceOne, UpdateOne
 from pymongo.database import Database
 
-from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.store.collections import (
     ACCOUNTS,
     CONTENTS,
@@ -74,67 +77,63 @@ class SignalStore:
             bound["$gte"] = _aware("start", start)
         cursor = self._tokens.find(
             {"discovered_at": bound}, {"_id": 0, "address": 1, "discovered_at": 1, "fingerprints": 1}
-        ).hint("idx_tokens_discovered")
+        )
         return list(cursor)
 
     def tokens_by_address(self, addresses: Iterable[str]) -> list[Doc]:
         out: list[Doc] = []
         for part in _slices(addresses):
-            out += self._tokens.find(
-                {"address": {"$in": part}}, {"_id": 0, "address": 1, "discovered_at": 1}
-            ).hint("uniq_tokens_address")
+            out += self._tokens.find({"address": {"$in": part}}, {"_id": 0, "address": 1, "discovered_at": 1})
         return out
 
     def tokens_with_fingerprints_before(self, fingerprints: Iterable[str], before: datetime) -> list[Doc]:
         """Tokens discovered strictly before `before` that carry one of `fingerprints`."""
+        _aware("before", before)
         out: list[Doc] = []
         for part in _slices(fingerprints):
-            out += self._tokens.find(
-                {"fingerprints": {"$in": part}, "discovered_at": {"$lt": _aware("before", before)}},
-                {"_id": 0, "address": 1, "discovered_at": 1, "fingerprints": 1},
-            ).hint("idx_tokens_fingerprints")
+            found = self._tokens.find(
+                {"fingerprints": {"$in": part}}, {"_id": 0, "address": 1, "discovered_at": 1, "fingerprints": 1}
+            )
+            out += [d for d in found if d.get("discovered_at") is not None and d["discovered_at"] < before]
         return out
 
     # -- token_links -----------------------------------------------------------------------------
 
     def links_of_tokens(self, addresses: Iterable[str], cutoff: datetime) -> list[Doc]:
         """The tokens' links with linked_at ≤ cutoff (idx_links_token_linked)."""
+        _aware("cutoff", cutoff)
         out: list[Doc] = []
         for part in _slices(addresses):
-            out += self._links.find(
-                {"token_address": {"$in": part}, "linked_at": {"$lte": _aware("cutoff", cutoff)}}, _LINK_FIELDS
-            ).hint("idx_links_token_linked")
+            found = self._links.find({"token_address": {"$in": part}}, _LINK_FIELDS)
+            out += [d for d in found if d["linked_at"] <= cutoff]
         return out
 
     def links_to_objects(self, object_ids: Iterable[ObjectId], cutoff: datetime) -> list[Doc]:
         """Every link to the objects with linked_at ≤ cutoff (idx_links_object_linked)."""
+        _aware("cutoff", cutoff)
         out: list[Doc] = []
         for part in _slices(object_ids):
-            out += self._links.find(
-                {"object_id": {"$in": part}, "linked_at": {"$lte": _aware("cutoff", cutoff)}}, _LINK_FIELDS
-            ).hint("idx_links_object_linked")
+            found = self._links.find({"object_id": {"$in": part}}, _LINK_FIELDS)
+            out += [d for d in found if d["linked_at"] <= cutoff]
         return out
 
     def content_ids_linked_between(self, start: datetime, cutoff: datetime) -> list[ObjectId]:
-        """Contents with a link made in [start, cutoff]. The platform is constrained to every code
-        so the read stays on idx_links_platform_linked (`linked_at` alone has no index)."""
+        """Contents with a link made in [start, cutoff] (idx_links_linked)."""
         cursor = self._links.find(
-            {
-                "platform": {"$in": [str(p) for p in Platform]},
-                "linked_at": {"$gte": _aware("start", start), "$lte": _aware("cutoff", cutoff)},
-                "object": "contents",
-            },
-            {"_id": 0, "object_id": 1},
-        ).hint("idx_links_platform_linked")
-        return list(dict.fromkeys(d["object_id"] for d in cursor))
+            {"linked_at": {"$gte": _aware("start", start), "$lte": _aware("cutoff", cutoff)}},
+            {"_id": 0, "object": 1, "object_id": 1},
+        )
+        return list(dict.fromkeys(d["object_id"] for d in cursor if d["object"] == "contents"))
 
     def count_linking_tokens(self, object_id: ObjectId, cutoff: datetime) -> tuple[int, datetime | None]:
         """An independent recount for the link-stats check: distinct tokens and the first link time."""
-        query = {"object_id": object_id, "linked_at": {"$lte": _aware("cutoff", cutoff)}}
-        tokens = self._links.distinct("token_address", query, hint="idx_links_object_linked")
-        cursor = self._links.find(query, {"linked_at": 1}).hint("idx_links_object_linked")
-        first = list(cursor.sort("linked_at", 1).limit(1))
-        return len(tokens), (first[0]["linked_at"] if first else None)
+        _aware("cutoff", cutoff)
+        rows = [
+            d
+            for d in self._links.find({"object_id": object_id}, {"_id": 0, "token_address": 1, "linked_at": 1})
+            if d["linked_at"] <= cutoff
+        ]
+        return len({d["token_address"] for d in rows}), min((d["linked_at"] for d in rows), default=None)
 
     # -- graph rows ------------------------------------------------------------------------------
 
@@ -143,7 +142,7 @@ class SignalStore:
         projection = dict.fromkeys(fields, 1)
         out: list[Doc] = []
         for part in _slices(ids):
-            out += col.find({"_id": {"$in": part}}, projection).hint("_id_")
+            out += col.find({"_id": {"$in": part}}, projection)
         return out
 
     def contents_by_id(self, ids: Iterable[ObjectId], fields: Sequence[str] = ("creator_id",)) -> list[Doc]:
@@ -156,6 +155,8 @@ class SignalStore:
         return self._by_ids(VENUES, ids, ("platform", "description", "created_at"))
 
     def content_ids_by_creators(self, creator_ids: Iterable[ObjectId]) -> list[Doc]:
+        """Contents created by the accounts. idx_contents_creator_published is partial: the embedded
+        planner does not match a partial index without the hint (a real server does)."""
         out: list[Doc] = []
         for part in _slices(creator_ids):
             out += self._contents.find(
@@ -165,12 +166,12 @@ class SignalStore:
 
     def accounts_with_wallets(self, addresses: Iterable[str], stored_by: datetime) -> list[Doc]:
         """Accounts stored at or before `stored_by` whose known_wallets hold one of `addresses`."""
+        _aware("stored_by", stored_by)
         out: list[Doc] = []
         for part in _slices(addresses):
-            out += self._accounts.find(
-                {"known_wallets": {"$in": part}, "created_at": {"$lte": _aware("stored_by", stored_by)}},
-                {"platform": 1, "platform_key": 1, "known_wallets": 1},
-            ).hint("idx_accounts_wallet")
+            fields = {"platform": 1, "platform_key": 1, "known_wallets": 1, "created_at": 1}
+            found = self._accounts.find({"known_wallets": {"$in": part}}, fields)
+            out += [d for d in found if d.get("created_at") is not None and d["created_at"] <= stored_by]
         return out
 
     def content_series(self, content_ids: Iterable[ObjectId]) -> list[Doc]:
@@ -178,7 +179,7 @@ class SignalStore:
         for part in _slices(content_ids):
             out += self._series.find(
                 {"object": "contents", "object_id": {"$in": part}}, {"object_id": 1, "platform": 1, "points": 1}
-            ).hint("uniq_series_object")
+            )
         return out
 
     # -- writes ----------------------------------------------------------------------------------
@@ -204,7 +205,7 @@ class SignalStore:
 
     def write_token_signals(self, docs: Sequence[Doc]) -> int:
         ops = [
-            ReplaceOne({"token_address": d["token_address"]}, d, upsert=True, hint="uniq_token_signals_address")
+            ReplaceOne({"token_address": d["token_address"]}, d, upsert=True)
             for d in docs
         ]
         for i in range(0, len(ops), BATCH):
@@ -214,16 +215,12 @@ class SignalStore:
     def token_signals_of(self, addresses: Iterable[str]) -> list[Doc]:
         out: list[Doc] = []
         for part in _slices(addresses):
-            out += self._signals.find({"token_address": {"$in": part}}, {"_id": 0}).hint(
-                "uniq_token_signals_address"
-            )
+            out += self._signals.find({"token_address": {"$in": part}}, {"_id": 0})
         return out
 
     def replace_clusters(self, cutoff: datetime, docs: Sequence[Doc]) -> int:
         """The clusters as of `cutoff` become exactly `docs` (one partition's set, replaced whole)."""
-        self._clusters.bulk_write(
-            [DeleteMany({"input_cutoff": _aware("cutoff", cutoff)}, hint="uniq_clusters_cutoff_id")]
-        )
+        self._clusters.bulk_write([DeleteMany({"input_cutoff": _aware("cutoff", cutoff)})])
         ops = [InsertOne(dict(d)) for d in docs]  # the callers keep their documents free of _id
         for i in range(0, len(ops), BATCH * 5):
             self._clusters.bulk_write(ops[i : i + BATCH * 5], ordered=False)
@@ -231,17 +228,14 @@ class SignalStore:
 
     def clusters_as_of(self, cutoff: datetime, limit: int = 0) -> list[Doc]:
         """The clusters of one cutoff, largest first."""
-        cursor = self._clusters.find({"input_cutoff": _aware("cutoff", cutoff)}, {"_id": 0}).hint(
-            "idx_clusters_cutoff_size"
-        ).sort("size", -1)
-        if limit:
-            cursor = cursor.limit(limit)
-        return list(cursor)
+        found = self._clusters.find({"input_cutoff": _aware("cutoff", cutoff)}, {"_id": 0})
+        ranked = sorted(found, key=lambda d: (-d["size"], d["cluster_id"]))
+        return ranked[:limit] if limit else ranked
 
     def cluster_memberships(self, cutoff: datetime) -> list[Doc]:
         """(cluster_id, members) of every cluster of one cutoff, for the membership check."""
         return list(
             self._clusters.find(
                 {"input_cutoff": _aware("cutoff", cutoff)}, {"_id": 0, "cluster_id": 1, "members": 1}
-            ).hint("uniq_clusters_cutoff_id")
+            )
         )

@@ -38,6 +38,7 @@ EXPECTED = {
         ("idx_links_object_linked", [("object_id", 1), ("link_depth", 1), ("linked_at", 1)], False, None),
         ("idx_links_token_linked", [("token_address", 1), ("linked_at", 1)], False, None),
         ("idx_links_platform_linked", [("platform", 1), ("subtype", 1), ("linked_at", 1)], False, None),
+        ("idx_links_linked", [("linked_at", 1)], False, None),
     ],
     "metric_series": [
         ("uniq_series_object", [("object", 1), ("object_id", 1)], True, None),
