@@ -74,15 +74,19 @@ def objects_of_tokens(reads: SignalStore, tokens: list[dict[str, Any]], cutoff: 
             if fp.startswith(DOMAIN_PREFIX):
                 holders[("domains", fp)].add(token["address"])
     linked_contents: dict[Any, set[str]] = defaultdict(set)
-    for link in reads.links_of_tokens([t["address"] for t in tokens], cutoff):
+    known = {t["address"] for t in tokens}
+    for link in reads.links_up_to(cutoff):
+        if link["token_address"] not in known:
+            continue  # a link whose token has no marker yet (or was discovered after the cutoff)
         kind = link["object"]
         if kind == "contents":
             linked_contents[link["object_id"]].add(link["token_address"])
         else:
             holders[(kind, str(link["object_id"]))].add(link["token_address"])
-    for row in reads.contents_by_id(linked_contents, ("creator_id",)):
-        if row.get("creator_id"):
-            holders[("accounts", str(row["creator_id"]))] |= linked_contents[row["_id"]]
+    creators = reads.content_creators()
+    for content_id, linking in linked_contents.items():
+        if content_id in creators:
+            holders[("accounts", str(creators[content_id]))] |= linking
     return holders
 
 

@@ -55,6 +55,9 @@ INDEXES: dict[str, list[IndexModel]] = {
             name="idx_contents_creator_published",
             partialFilterExpression=_exists("creator_id"),
         ),
+        # Contents by creator for the signal partitions (SPEC §11): not partial, so every planner
+        # (the embedded one included) serves `{creator_id: {$in: [...]}}` from it without a hint.
+        IndexModel([("creator_id", ASCENDING)], name="idx_contents_creator"),
         IndexModel(
             [("parent_content_id", ASCENDING)],
             name="idx_contents_parent",

@@ -36,8 +36,9 @@ from socialrec_pipeline.store.collections import (
 
 Doc = dict[str, Any]
 
-#: `$in` lists are sent in slices of this many values (a bounded command size).
-BATCH = 2_000
+#: `$in` lists are sent in slices of this many values (a bounded command size; the embedded
+#: server's `$in` slows down sharply with thousands of values).
+BATCH = 500
 
 _LINK_FIELDS = {"_id": 0, "token_address": 1, "object": 1, "object_id": 1, "linked_at": 1}
 
@@ -117,6 +118,10 @@ class SignalStore:
             out += [d for d in found if d["linked_at"] <= cutoff]
         return out
 
+    def links_up_to(self, cutoff: datetime) -> list[Doc]:
+        """Every link with linked_at ≤ cutoff (idx_links_linked): the clustering's one wide read."""
+        return list(self._links.find({"linked_at": {"$lte": _aware("cutoff", cutoff)}}, _LINK_FIELDS))
+
     def content_ids_linked_between(self, start: datetime, cutoff: datetime) -> list[ObjectId]:
         """Contents with a link made in [start, cutoff] (idx_links_linked)."""
         cursor = self._links.find(
@@ -155,14 +160,19 @@ class SignalStore:
         return self._by_ids(VENUES, ids, ("platform", "description", "created_at"))
 
     def content_ids_by_creators(self, creator_ids: Iterable[ObjectId]) -> list[Doc]:
-        """Contents created by the accounts. idx_contents_creator_published is partial: the embedded
-        planner does not match a partial index without the hint (a real server does)."""
+        """Contents created by the accounts (idx_contents_creator: the partial
+        idx_contents_creator_published is matched by the embedded planner only through a hint, and a
+        hinted find walks the whole index there)."""
         out: list[Doc] = []
         for part in _slices(creator_ids):
-            out += self._contents.find(
-                {"creator_id": {"$in": part}}, {"_id": 1, "creator_id": 1}
-            ).hint("idx_contents_creator_published")
+            out += self._contents.find({"creator_id": {"$in": part}}, {"_id": 1, "creator_id": 1})
         return out
+
+    def content_creators(self) -> dict[ObjectId, ObjectId]:
+        """content _id → creator_id of every content with a creator (idx_contents_creator): the
+        clustering's second wide read, one range instead of thousands of `_id` lookups."""
+        found = self._contents.find({"creator_id": {"$gt": ObjectId("0" * 24)}}, {"_id": 1, "creator_id": 1})
+        return {d["_id"]: d["creator_id"] for d in found}
 
     def accounts_with_wallets(self, addresses: Iterable[str], stored_by: datetime) -> list[Doc]:
         """Accounts stored at or before `stored_by` whose known_wallets hold one of `addresses`."""
@@ -186,14 +196,17 @@ class SignalStore:
 
     def write_link_stats(self, stats: dict[ObjectId, Doc]) -> int:
         """Set contents.link_stats unless the stored value has a newer input_cutoff (a backfill of an
-        older day never overwrites what a later day computed). Returns how many were written."""
+        older day never overwrites what a later day computed). Returns how many were written.
+
+        The stored cutoffs are read first and the writes filter on `_id` alone: an `_id` combined
+        with a condition is not a point lookup for the embedded server (each update would scan).
+        Two partitions of different days writing the same content at the same instant could still
+        cross; the next run of the newer day restores it (docs/decisions.md)."""
+        newest = {oid: (value or {}).get("input_cutoff") for oid, value in self.link_stats_of(stats).items()}
         ops = [
-            UpdateOne(
-                {"_id": content_id, "link_stats.input_cutoff": {"$not": {"$gt": value["input_cutoff"]}}},
-                {"$set": {"link_stats": value}},
-                hint="_id_",  # the embedded server would scan for an `_id` combined with `$not`
-            )
+            UpdateOne({"_id": content_id}, {"$set": {"link_stats": value}})
             for content_id, value in stats.items()
+            if (kept := newest.get(content_id)) is None or kept <= value["input_cutoff"]
         ]
         written = 0
         for i in range(0, len(ops), BATCH):

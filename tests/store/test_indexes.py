@@ -22,6 +22,7 @@ EXPECTED = {
          EXISTS("platform_key")),
         ("idx_contents_creator_published", [("creator_id", 1), ("published_at", -1)], False,
          EXISTS("creator_id")),
+        ("idx_contents_creator", [("creator_id", 1)], False, None),
         ("idx_contents_parent", [("parent_content_id", 1)], False, EXISTS("parent_content_id")),
         ("idx_contents_venue", [("venue_id", 1)], False, EXISTS("venue_id")),
     ],
