@@ -31,6 +31,10 @@ ENV_NAME = re.compile(
     r"^(?:SOCIALREC|SOL_TRACKER|MONGODB|REDIS|RABBITMQ|TWITTERAPI|GITHUB|YOUTUBE|APIFY|REDDIT|TELEGRAM|URLSCAN|AF"
     r"|DAGSTER)_[A-Z0-9_]+$"
 )
+#: Direct reads of any upper-case name, whatever its prefix.
+_DIRECT_READ = re.compile(
+    r'(?:env_or|EnvVar|environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"|environ\["([A-Z][A-Z0-9_]+)"\]'
+)
 #: `${NAME:-default}` / `${NAME-}` in a shell script; `env: NAME` in a Dagster instance file.
 _SHELL_READ = re.compile(r"\$\{((?:SOCIALREC|DAGSTER|MONGODB|REDIS|RABBITMQ)_[A-Z0-9_]+)(?::?-|\})")
 _INSTANCE_READ = re.compile(r"^\s*env:\s*([A-Z][A-Z0-9_]+)\s*$", re.M)
@@ -41,11 +45,12 @@ def names_in_python(source: str) -> set[str]:
     """Every string literal of `source` that is a whole variable name: read directly
     (`environ.get("X")`, `EnvVar("X")`) or through a constant or a registry (`WEBHOOK_ENV = "X"`,
     `Knob("X", ...)`, `ENV_NAMES`, the launch gate's resource settings)."""
-    return {
+    literals = {
         node.value
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and ENV_NAME.match(node.value)
     }
+    return literals | {a or b for a, b in _DIRECT_READ.findall(source)}
 
 
 def variables_the_code_reads() -> set[str]:
@@ -84,8 +89,10 @@ def test_reads_through_constants_and_registries_are_detected():
         'CAP = Knob("SOCIALREC_CAP_NEW", 1)\n'
         'TABLE = {"field": "NEW_SERVICE_URL", "other": "SOL_TRACKER_NEW"}\n'
         'MESSAGE = "set SOCIALREC_ENV in the environment"\n'
+        'KEY = dg.EnvVar("DISCORD_BOT_TOKEN")\n'
     )
-    assert names_in_python(source) == {"SOCIALREC_NEW_HOOK", "SOCIALREC_CAP_NEW", "SOL_TRACKER_NEW"}
+    found = {"SOCIALREC_NEW_HOOK", "SOCIALREC_CAP_NEW", "SOL_TRACKER_NEW", "DISCORD_BOT_TOKEN"}
+    assert names_in_python(source) == found
     assert _SHELL_READ.findall('P="${SOCIALREC_X:-1}"; Q="${DAGSTER_Y}"; R="$ROOT"') == ["SOCIALREC_X", "DAGSTER_Y"]
     assert _INSTANCE_READ.findall("hostname:\n  env: DAGSTER_POSTGRES_HOST\n") == ["DAGSTER_POSTGRES_HOST"]
 
