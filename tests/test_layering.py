@@ -1,6 +1,6 @@
 """Imports go only downwards: no module of the package imports a higher layer.
 
-The order (ARCHITECTURE, README "Layout"), lowest first:
+The order (ARCHITECTURE, docs/decisions.md "Layers"), lowest first:
 
     domain → routing → providers → store → signals → recording → stream → defs → sandbox → cli
 

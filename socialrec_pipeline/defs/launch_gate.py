@@ -185,7 +185,7 @@ LAUNCHER_TAG_PREFIXES: dict[str, str] = {
     "docker/": "the run launcher's container settings in the deployment's dagster.yaml",
 }
 
-_DEPLOYMENT = "in the deployment's environment (README, Configuration) and restart or reload the code location"
+_DEPLOYMENT = "in the deployment's environment (docs/configuration.md) and restart or reload the code location"
 
 
 class LaunchRefused(Exception):
