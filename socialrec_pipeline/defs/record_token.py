@@ -32,6 +32,7 @@ from socialrec_pipeline.defs.services import (
     lock_owner,
     status_counts,
     token_recorder,
+    token_tagger,
     transient_only,
     warn_run,
     warn_stopped_credentials,
@@ -103,6 +104,7 @@ def prepare(
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
+    token_tagger(context)(address)  # the tag retry / reconcile runs of this token carry too
     with transient_only(context):
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
         owner = lock_owner(context.run)
