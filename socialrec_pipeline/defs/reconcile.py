@@ -24,11 +24,12 @@ from socialrec_pipeline.defs.services import (
     credit_guard_metadata,
     status_counts,
     token_recorder,
+    token_tagger,
     transient_only,
     warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
-from socialrec_pipeline.recording.reconcile import ReconcileService
+from socialrec_pipeline.recording.reconcile import ReconcileResult, ReconcileService
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
 
@@ -125,23 +126,43 @@ def reconcile_window_body(
         deadline = datetime.now(UTC) + config.max_minutes * DEADLINE_MINUTE
         try:
             result = service.run_window(
-                window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
+                window.start,
+                window.end,
+                soltracker.group_ids(),
+                deadline,
+                owner=f"reconcile-{context.run.run_id}",
+                on_token=token_tagger(step),  # each recorded token's history holds this run
             )
         except UpstreamError as exc:
-            transient = isinstance(exc, UpstreamUnavailable)
-            message = (
-                f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
-                f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
-                "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
-                + (
-                    "the step retries, then launch this partition again."
-                    if transient
-                    else "not retried (a refused key or an answer outside the contract does not change by asking again "
-                    "at once): fix it, then launch this partition again."
-                )
-            )
-            context.log.error(message)
-            raise dg.Failure(description=message, allow_retries=transient) from exc
+            raise listing_failure(context, window, exc) from exc
+    metadata = window_metadata(context, window, result, credit_guard_metadata(step, recorder.credit_guard))
+    warn_stopped_credentials(step, result.stopped_credentials.values())
+    return window_outcome(context, config, result, metadata)
+
+
+def listing_failure(context: dg.AssetExecutionContext, window, exc: UpstreamError) -> dg.Failure:
+    """The step's failure when SolTracker's listing of the window failed (logged here); retried only
+    when the upstream was unavailable."""
+    transient = isinstance(exc, UpstreamUnavailable)
+    message = (
+        f"SolTracker listing of {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC failed "
+        f"({type(exc).__name__}: {exc}). Tokens recorded before it stay recorded. Check SolTracker "
+        "(SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); "
+        + (
+            "the step retries, then launch this partition again."
+            if transient
+            else "not retried (a refused key or an answer outside the contract does not change by asking again "
+            "at once): fix it, then launch this partition again."
+        )
+    )
+    context.log.error(message)
+    return dg.Failure(description=message, allow_retries=transient)
+
+
+def window_metadata(
+    context: dg.AssetExecutionContext, window, result: ReconcileResult, guard: dict
+) -> dict[str, int | str]:
+    """The window's counts as metadata (the summary line is logged here)."""
     summary = {
         "candidates": result.candidates,
         "present": result.present,
@@ -149,20 +170,25 @@ def reconcile_window_body(
         "skipped": result.skipped_locked,
         "failed": result.failed,
     }
-    metadata: dict[str, int | str] = {
+    context.log.info(
+        f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC "
+        + " ".join(f"{k}={v}" for k, v in summary.items())
+    )
+    return {
         **summary,
         "unknown": result.unknown,
         "below_threshold": result.below_threshold,
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
         **status_counts(result.url_statuses),
-        **credit_guard_metadata(step, recorder.credit_guard),
+        **guard,
     }
-    context.log.info(
-        f"reconcile {window.start:%Y-%m-%d %H:%M}-{window.end:%H:%M} UTC "
-        + " ".join(f"{k}={v}" for k, v in summary.items())
-    )
-    warn_stopped_credentials(step, result.stopped_credentials.values())
+
+
+def window_outcome(
+    context: dg.AssetExecutionContext, config: "ReconcileConfig", result: ReconcileResult, metadata: dict
+) -> dg.MaterializeResult:
+    """Green when the window converged; a `Failure` (not retried) when a token failed or the deadline cut it."""
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")

@@ -12,6 +12,7 @@ the step claims a slot of the same pool around that one call (`defs/paid_pool.py
 
 import hashlib
 import textwrap
+from collections.abc import Iterator
 
 import dagster as dg
 from pydantic import Field
@@ -32,6 +33,7 @@ from socialrec_pipeline.defs.services import (
     lock_owner,
     status_counts,
     token_recorder,
+    token_tagger,
     transient_only,
     warn_run,
     warn_stopped_credentials,
@@ -42,6 +44,7 @@ from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 from socialrec_pipeline.recording.provider_stops import RedisProviderStops
+from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.stream.intake import TickLimits
 
 
@@ -103,6 +106,7 @@ def prepare(
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
+    token_tagger(context)(address)  # the tag retry / reconcile runs of this token carry too
     with transient_only(context):
         recorder = token_recorder(mongo, redis, soltracker, recording, generators)
         owner = lock_owner(context.run)
@@ -117,51 +121,65 @@ def prepare(
             force_below_threshold=config.force_below_threshold,
         )
     if isinstance(prepared, SkippedToken):
-        tag_outcome(context, prepared.outcome)
-        if prepared.outcome is RecordOutcome.BELOW_THRESHOLD:
-            message = (
-                f"refused: {prepared.reason}. Nothing was written and the token lock is released. To record "
-                "it anyway, launch the run again with `force_below_threshold: true` in the prepare op's config."
-            )
-            context.log.error(message)
-            raise dg.Failure(
-                description=message,
-                metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
-                allow_retries=False,
-            )
-        if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
-            message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
-            attempt = (
-                f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})"
-                if prepared.retryable
-                else ""
-            )
-            context.log.error(message + attempt)
-            raise dg.Failure(
-                description=message,
-                metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
-                allow_retries=prepared.retryable,
-            )
-        if prepared.upstream_404_suspicious:
-            warn_run(context, upstream_404_streak_message(prepared.upstream_404_streak), UPSTREAM_ALL_404)
-        context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
-        yield dg.Output(
-            str(prepared.outcome),
-            "skipped",
-            metadata={
-                "outcome": str(prepared.outcome),
-                "reason": prepared.reason,
-                "upstream_calls": prepared.upstream_calls,
-            },
-        )
+        yield skipped_output(context, prepared, address)
         return
+    yield from prepared_outputs(context, prepared, recorder.settings)
+
+
+def skipped_output(context: dg.OpExecutionContext, prepared: SkippedToken, address: str) -> dg.Output:
+    """The `skipped` output of a token not recorded; a `Failure` when it was refused below the
+    threshold or the upstream failed."""
+    tag_outcome(context, prepared.outcome)
+    if prepared.outcome is RecordOutcome.BELOW_THRESHOLD:
+        message = (
+            f"refused: {prepared.reason}. Nothing was written and the token lock is released. To record "
+            "it anyway, launch the run again with `force_below_threshold: true` in the prepare op's config."
+        )
+        context.log.error(message)
+        raise dg.Failure(
+            description=message,
+            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+            allow_retries=False,
+        )
+    if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
+        message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
+        attempt = (
+            f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})"
+            if prepared.retryable
+            else ""
+        )
+        context.log.error(message + attempt)
+        raise dg.Failure(
+            description=message,
+            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
+            allow_retries=prepared.retryable,
+        )
+    if prepared.upstream_404_suspicious:
+        warn_run(context, upstream_404_streak_message(prepared.upstream_404_streak), UPSTREAM_ALL_404)
+    context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
+    return dg.Output(
+        str(prepared.outcome),
+        "skipped",
+        metadata={
+            "outcome": str(prepared.outcome),
+            "reason": prepared.reason,
+            "upstream_calls": prepared.upstream_calls,
+        },
+    )
+
+
+def prepared_outputs(
+    context: dg.OpExecutionContext, prepared: PreparedToken, settings: RecordingSettings
+) -> Iterator[dg.Output | dg.DynamicOutput]:
+    """The `token` output and one dynamic output per URL (paid URLs to the paid pool's step)."""
+    address = prepared.address
     if prepared.forced_below_threshold:
         context.instance.add_run_tags(context.run_id, {FORCED_TAG: "true"})
         context.log.warning(
             f"token {address} has {prepared.alpha_finders} alpha finders upstream, below the threshold of "
-            f"{recorder.settings.af_threshold}: recorded because the run config says force_below_threshold: true"
+            f"{settings.af_threshold}: recorded because the run config says force_below_threshold: true"
         )
-    gate_settings = recorder.settings.gate_settings()
+    gate_settings = settings.gate_settings()
     yield dg.Output(
         prepared,
         "token",

@@ -14,6 +14,7 @@ from socialrec_pipeline.defs.services import (
     credit_guard_metadata,
     status_counts,
     token_recorder,
+    token_tagger,
     transient_only,
     warn_stopped_credentials,
 )
@@ -52,7 +53,9 @@ def retry_urls(
         # Retry never asks upstream; paid calls claim a slot of the paid_social_api pool one at a time
         # and stop at the deployment-wide credit guard.
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
-        result = RetryService(recorder.store, recorder).run([status], config.limit, owner=f"retry-{context.run_id}")
+        result = RetryService(recorder.store, recorder).run(
+            [status], config.limit, owner=f"retry-{context.run_id}", on_token=token_tagger(context)
+        )
         settings = recorder.settings
         guard = credit_guard_metadata(context, recorder.credit_guard)
     limit = config.limit if config.limit is not None else settings.retry_limit

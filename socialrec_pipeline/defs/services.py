@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 import dagster as dg
@@ -19,7 +19,7 @@ from socialrec_pipeline.defs.resources import (
     RedisResource,
     SolTrackerResource,
 )
-from socialrec_pipeline.defs.tags import INFRA_FAILED, OUTCOME_TAG, WARNING_TAG
+from socialrec_pipeline.defs.tags import INFRA_FAILED, OUTCOME_TAG, WARNING_TAG, token_touched_tag
 from socialrec_pipeline.recording.locks import LockNotHeld, PaidCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import NoPaidSlot, PaidSlots
 from socialrec_pipeline.recording.processor import TokenRecorder
@@ -227,3 +227,19 @@ def warn_stopped_credentials(context: dg.OpExecutionContext, stopped) -> None:
     """One run warning per credential a provider refused in this step."""
     for credential in stopped:
         warn_run(context, credential.advice(), credential.warning_code)
+
+
+def token_tagger(context: dg.OpExecutionContext) -> Callable[[str], None]:
+    """What a retry / reconcile step calls for each token it works on: tags the run with
+    `socialrec/token.<address>` (once per token), so the token's run history on the Runs page
+    holds this run beside its record_token_job run. Set when the work starts, not when it ends: a
+    run that dies mid-token still shows in that token's history."""
+    tagged: set[str] = set(context.run.tags)
+
+    def touched(address: str) -> None:
+        tag = token_touched_tag(address)
+        if tag and not tagged.issuperset(tag):
+            context.instance.add_run_tags(context.run_id, tag)
+            tagged.update(tag)
+
+    return touched

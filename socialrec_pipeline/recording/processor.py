@@ -266,9 +266,20 @@ class TokenRecorder:
         prepared = self.prepare(event.token_address, event.first_flow_timestamp, event.symbol, owner)
         return self.record_prepared(prepared)
 
-    def record_upstream_token(self, token: UpstreamToken, owner: str) -> TokenRecordResult:
-        """Reconcile path: the upstream token is already in hand, so no `get_token` call."""
+    def record_upstream_token(
+        self, token: UpstreamToken, owner: str, on_locked: Callable[[str], None] | None = None
+    ) -> TokenRecordResult:
+        """Reconcile path: the upstream token is already in hand, so no `get_token` call.
+
+        `on_locked(address)` is called once the token's lock is held and its URLs are about to be
+        recorded (not for a skipped token)."""
         prepared = self.prepare(token.address, token.first_flow_timestamp, token.symbol, owner, upstream_token=token)
+        if on_locked is not None and isinstance(prepared, PreparedToken):
+            try:
+                on_locked(prepared.address)
+            except BaseException:
+                self._release(prepared)
+                raise
         return self.record_prepared(prepared)
 
     def record_prepared(self, prepared: PreparedToken | SkippedToken) -> TokenRecordResult:

@@ -84,8 +84,12 @@ class ReconcileService:
         deadline: datetime | None = None,
         *,
         owner: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ReconcileResult:
-        """Reconcile `[from_, to)`. Upstream errors and infrastructure errors raise."""
+        """Reconcile `[from_, to)`. Upstream errors and infrastructure errors raise.
+
+        `on_token(address)` is called for each token this run records, once its lock is held and
+        before anything is written (the run tag of the token's history)."""
         owner = owner or f"reconcile-{uuid.uuid4().hex}"
         result = ReconcileResult()
         pages = iter(self.upstream.iter_token_pages(from_, to, af_group_ids, self.settings.reconcile_page_limit))
@@ -118,14 +122,16 @@ class ReconcileService:
                 if self._past(deadline):
                     result.stopped_by = "deadline"
                     return result
-                self._record(token, owner, result)
+                self._record(token, owner, result, on_token)
 
     def _past(self, deadline: datetime | None) -> bool:
         return deadline is not None and self.clock() >= deadline
 
-    def _record(self, token: UpstreamToken, owner: str, result: ReconcileResult) -> None:
+    def _record(
+        self, token: UpstreamToken, owner: str, result: ReconcileResult, on_token: Callable[[str], None] | None
+    ) -> None:
         try:
-            outcome = self.recorder.record_upstream_token(token, owner)
+            outcome = self.recorder.record_upstream_token(token, owner, on_locked=on_token)
         except (redis.RedisError, ConnectionFailure):
             raise  # infrastructure down: fail the run loudly
         except Exception:

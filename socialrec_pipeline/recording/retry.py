@@ -79,9 +79,13 @@ class RetryService:
         credit_guard: CreditGuard | None = None,
         owner: str | None = None,
         provider_stops: ProviderStops | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> RetryResult:
         """Retry up to `limit` URLs (default `retry_limit`) in `statuses` (default: the retryable
-        set; `invalid` / `exhausted` only when named explicitly)."""
+        set; `invalid` / `exhausted` only when named explicitly).
+
+        `on_token(address)` is called before each URL of a token is retried, under the token's
+        lock (the run tag of the token's history; the caller keeps it to one write per token)."""
         wanted = {FetchStatus(s) for s in (statuses if statuses is not None else RETRYABLE)}
         not_retryable = wanted - set(RETRY_PARTITIONS)
         if not_retryable:
@@ -116,6 +120,8 @@ class RetryService:
                     if token is None:
                         break
                     for record in _due(token, wanted, cutoff, {url}):
+                        if on_token is not None:
+                            on_token(token.address)
                         self._retry_url(token, record, owner, guard, stops, result)
         result.credit_exhausted = guard.is_exhausted()
         return result

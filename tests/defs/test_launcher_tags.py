@@ -78,3 +78,43 @@ def test_celery_route_tags_are_refused(key):
 @pytest.mark.parametrize("key", ["dagster-docker/container_context", "docker/image", "ecs/task_overrides"])
 def test_container_tags_of_other_launchers_are_refused(key):
     assert launch_refusals({}, {key: "{}"}, job_name="retry_job")
+
+
+def charts_code_location_context() -> K8sContainerContext:
+    """The container context the official chart gives our code location's runs (its
+    `dagsterUserDeployments.k8sContainerContext` helper, `includeConfigInLaunchedRuns` on by default),
+    for the user deployment of deploy/helm-values.yaml."""
+    helm = yaml.safe_load((ROOT / "deploy" / "helm-values.yaml").read_text())
+    (deployment,) = helm["dagster-user-deployments"]["deployments"]
+    return K8sContainerContext.create_from_config({
+        "k8s": {
+            "image_pull_policy": deployment["image"]["pullPolicy"],
+            "env_config_maps": [f"socialrec-dagster-{deployment['name']}-user-env"],
+            "env_secrets": [s["name"] for s in deployment["envSecrets"]],
+            "resources": deployment["resources"],
+            "namespace": "socialrec",
+            "service_account_name": "socialrec-dagster-user-deployments",
+            "run_k8s_config": {"pod_spec_config": {"automount_service_account_token": True}},
+        }
+    })
+
+
+def test_an_empty_k8s_field_allowlist_would_refuse_every_run_of_the_charts_code_location():
+    # Why deploy/helm-values.yaml does not set only_allow_user_defined_k8s_config_fields: {} (beside the
+    # chart not passing it, docs/decisions.md): dagster-k8s checks the code location's own container
+    # context against the allowlist too, and the chart's sets these fields.
+    with pytest.raises(Exception, match="allowed list") as refused:
+        charts_code_location_context().validate_user_k8s_config_for_run({}, None)
+    for field in ("namespace", "container_config.env_from", "pod_spec_config.automount_service_account_token"):
+        assert field in str(refused.value)
+
+
+def test_an_empty_env_allowlist_drops_a_tags_env_and_keeps_the_deployments_secrets():
+    tag = K8sContainerContext(run_k8s_config=k8s_job.UserDefinedDagsterK8sConfig.from_dict(PAID_ON))
+    user_defined = charts_code_location_context().merge(tag)
+    assert {"name": "SOCIALREC_ENABLE_PAID", "value": "true"} in container_env(user_defined)  # without the list
+
+    validated = user_defined.validate_user_k8s_config_for_run(None, [])
+
+    assert container_env(validated) == []
+    assert "socialrec-env" in json.dumps(validated.run_k8s_config.container_config.get("env_from"))

@@ -165,10 +165,10 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(
     soltracker.put(four_url_token(bad, last_transfer="2026-11-30T01:20:00Z"))
     original = TokenRecorder.record_upstream_token
 
-    def flaky(self, token, owner):
+    def flaky(self, token, owner, **kwargs):
         if token.address == bad:
             raise ValueError("a generator bug")
-        return original(self, token, owner)
+        return original(self, token, owner, **kwargs)
 
     monkeypatch.setattr(TokenRecorder, "record_upstream_token", flaky)
 
