@@ -43,14 +43,9 @@ from socialrec_pipeline.store.collections import (
     VENUES,
     collection,
 )
-from socialrec_pipeline.store.integrity_scan import (  # SAMPLE: read as integrity.SAMPLE
-    SAMPLE,  # noqa: F401
-    SCAN_BATCH,
-    BoundedScan,
-    CheckOutcome,
-    Sample,
-    outcome_of,
-)
+from socialrec_pipeline.store.integrity_scan import SAMPLE as SAMPLE  # re-exported: integrity.SAMPLE
+from socialrec_pipeline.store.integrity_scan import SCAN_BATCH, BoundedScan, Sample, outcome_of
+from socialrec_pipeline.store.integrity_scan import CheckOutcome as CheckOutcome
 from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 
 #: A database handle whose documents are plain dicts.
