@@ -197,7 +197,7 @@ class MetricRefreshService:
         decision = self.recorder.gate(routed)
         generator = self.recorder.registry.for_source_type(routed.source_type)
         if not decision.allowed or generator is None:
-            result.skipped[str(decision.status or "unsupported")] += 1
+            result.skipped[str(decision.status or FetchStatus.UNSUPPORTED)] += 1
             return False
         if self.recorder.is_paid(routed) and guard.is_exhausted():
             result.skipped["credit_exhausted"] += 1
@@ -230,7 +230,7 @@ class MetricRefreshService:
             result.skipped["credit_exhausted"] += 1
         elif fetched.held_back == "out_of_credit":
             log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)
-            result.skipped["skipped_paid"] += 1
+            result.skipped[str(FetchStatus.SKIPPED_PAID)] += 1
         elif fetched.held_back:  # no slot of the paid pool in time: held back, not a failure
             result.skipped[str(fetched.status)] += 1
         elif fetched.stopped_credential is not None:
