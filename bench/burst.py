@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,46 +30,33 @@ import time
 import uuid
 from pathlib import Path
 
-import pika
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e import ST_KEY, address, mongo, percentile, token  # noqa: E402
+from daemon_bench import (  # noqa: E402
+    RABBITMQ_URL,
+    ROOT,
+    address,
+    group_cpu_seconds,
+    mongo,
+    percentile,
+    pipeline_env,
+    publish,
+    spawn,
+    stand_ins,
+    stop,
+)
 
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer  # noqa: E402
-from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x  # noqa: E402
-from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture  # noqa: E402
 from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
 from socialrec_pipeline.stream.broker import (  # noqa: E402
     EXCHANGE,
-    ROUTING_KEY,
     dead_letter_queue,
     declare_topology,
     open_connection,
     queue_name_for,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-@contextlib.contextmanager
-def stand_ins(addresses: list[str], latency_ms: float):
-    servers = {
-        n: FixtureServer(latency_ms=latency_ms).start() for n in ("soltracker", "x", "github", "telegram", "apify")
-    }
-    SolTrackerFixture([token(a) for a in addresses], api_key=ST_KEY).install(servers["soltracker"])
-    x.demo_fixtures().register(servers["x"])
-    github.demo_fixtures().register(servers["github"])
-    telegram.register(servers["telegram"])
-    apify.register_demo(servers["apify"])
-    try:
-        yield {name: server.url for name, server in servers.items()}
-    finally:
-        for server in servers.values():
-            server.stop()
 
 
 @contextlib.contextmanager
@@ -100,36 +86,6 @@ def postgres_database():
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
-
-
-def group_cpu_seconds(pgids: set[int]) -> float:
-    """user+system CPU of the live processes of these process groups, with their reaped children."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in pgids:  # state, ppid, pgrp, ... utime stime cutime cstime
-            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-    return total / ticks
-
-
-def spawn(command: list[str], env: dict, log: Path, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
 
 
 def main() -> None:
@@ -169,23 +125,9 @@ def main() -> None:
         connection = open_connection(RABBITMQ_URL)
         channel = declare_topology(connection, queue, exchange)
         env = {
-            **os.environ,
+            **pipeline_env(uri, db_name, env_name, exchange, urls),
             **pg_env,
             "DAGSTER_HOME": str(home),
-            "MONGODB_URI": uri,
-            "MONGODB_DATABASE": db_name,
-            "SOCIALREC_ENV": env_name,
-            "RABBITMQ_URL": RABBITMQ_URL,
-            "REDIS_URL": REDIS_URL,
-            "RABBITMQ_EXCHANGE": exchange,
-            "SOL_TRACKER_BASE_URL": urls["soltracker"],
-            "SOL_TRACKER_API_KEY": ST_KEY,
-            "TWITTERAPI_BASE_URL": urls["x"],
-            "TWITTERAPI_API_KEY": "bench-x-key",
-            "GITHUB_API_BASE_URL": urls["github"],
-            "TELEGRAM_BASE_URL": urls["telegram"],
-            "APIFY_BASE_URL": urls["apify"],
-            "APIFY_TOKEN": apify.DEMO_TOKEN,
             "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL,
             "SOCIALREC_CELERY_RUN_QUEUE": celery_queue,
         }
@@ -217,11 +159,6 @@ def main() -> None:
                 )
             )
 
-            def publish(addr: str) -> float:
-                body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
-                channel.basic_publish(exchange, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
-                return time.time()
-
             def wait_markers(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
                 pending = set(addrs)
                 while pending and time.time() < deadline:
@@ -234,7 +171,7 @@ def main() -> None:
                     time.sleep(0.5)
 
             started = time.time()
-            publish(warmup)
+            publish(channel, exchange, warmup)
             warm: dict[str, float] = {}
             wait_markers([warmup], warm, started + 300)
             if not warm:
@@ -245,7 +182,7 @@ def main() -> None:
             cpu_from, load_from = group_cpu_seconds(pgids), os.getloadavg()
             published_at = time.time()
             for addr in measured:
-                publish(addr)
+                publish(channel, exchange, addr)
             seen: dict[str, float] = {}
             wait_markers(measured, seen, published_at + args.timeout)
             time.sleep(2)  # the last runs finish writing their events

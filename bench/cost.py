@@ -203,7 +203,9 @@ class Bench:
         return self.meter.url if service == "apify" else self.server.url
 
     def res(self, *, paid: bool) -> dict:
-        return resources(self.url_of, self.uri, self.db.name, paid=paid)
+        res = resources(self.url_of, self.uri, self.db.name, paid=paid)
+        res["generators"] = short_links_resolved_by(res["generators"], self.server.url)
+        return res
 
     def token(self, **fields) -> str:
         a = address()
@@ -739,17 +741,16 @@ def main() -> int:
     with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
         bench = Bench(uri)
         try:
-            with short_links_resolved_by(bench.server.url):
-                for name, row in rows.items():
-                    results[name] = counted(bench, name, row, opts.self_test, opts)
-                if not opts.self_test:
-                    calls, after, in_flight = out_of_credit_race(bench)
-                    print(
-                        f"paid on, out of credit after the first call, two runs in flight: {calls} paid calls; "
-                        f"calls_after_out_of_credit={after} (in flight when the guard tripped: {in_flight}, "
-                        f"started after it: {after - in_flight})",
-                        flush=True,
-                    )
+            for name, row in rows.items():
+                results[name] = counted(bench, name, row, opts.self_test, opts)
+            if not opts.self_test:
+                calls, after, in_flight = out_of_credit_race(bench)
+                print(
+                    f"paid on, out of credit after the first call, two runs in flight: {calls} paid calls; "
+                    f"calls_after_out_of_credit={after} (in flight when the guard tripped: {in_flight}, "
+                    f"started after it: {after - in_flight})",
+                    flush=True,
+                )
         finally:
             bench.close()
     if opts.self_test:

@@ -14,94 +14,37 @@ Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an embedded SecantusDB ser
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import secrets
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-import pika
+from daemon_bench import (
+    RABBITMQ_URL,
+    ROOT,
+    address,
+    group_cpu_seconds,
+    mongo,
+    percentile,
+    pipeline_env,
+    publish,
+    spawn,
+    stand_ins,
+    stop,
+)
 
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer
-from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
-from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
     EXCHANGE,
-    ROUTING_KEY,
     dead_letter_queue,
     declare_topology,
     open_connection,
     queue_name_for,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-ST_KEY = "bench-soltracker-key"
-
-
-def address() -> str:
-    return "".join(secrets.choice(BASE58) for _ in range(44))
-
-
-def token(addr: str) -> dict:
-    return upstream_token(
-        addr,
-        symbol="BENCH",
-        website="https://bench.example",
-        twitter="https://x.com/kolguy",
-        telegram="t.me/pumpchannel",
-        discord="https://github.com/pumpdev/pump-sdk",
-    )
-
-
-def mongo():
-    from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
-
-    return configured_or_embedded_mongo(os.environ.get("MONGODB_URI"))
-
-
-@contextlib.contextmanager
-def stand_ins(addresses: list[str]):
-    servers = {name: FixtureServer().start() for name in ("soltracker", "x", "github", "telegram", "apify")}
-    SolTrackerFixture([token(a) for a in addresses], api_key=ST_KEY).install(servers["soltracker"])
-    x.demo_fixtures().register(servers["x"])
-    github.demo_fixtures().register(servers["github"])
-    telegram.register(servers["telegram"])
-    apify.register_demo(servers["apify"])
-    try:
-        yield {name: server.url for name, server in servers.items()}
-    finally:
-        for server in servers.values():
-            server.stop()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-def group_cpu_seconds(pgid: int) -> float:
-    """user + system CPU of the live processes in a process group (the daemon and its code server)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:  # fields after the command: state, ppid, pgrp, ...
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
 
 
 def main() -> None:
@@ -131,40 +74,14 @@ def main() -> None:
         db = open_database(client, db_name)
         connection = open_connection(RABBITMQ_URL)
         channel = declare_topology(connection, queue, exchange)  # so no event is published before the queue exists
-        env = {
-            **os.environ,
-            "DAGSTER_HOME": str(home),
-            "MONGODB_URI": uri,
-            "MONGODB_DATABASE": db_name,
-            "SOCIALREC_ENV": env_name,
-            "RABBITMQ_URL": RABBITMQ_URL,
-            "REDIS_URL": REDIS_URL,
-            "RABBITMQ_EXCHANGE": exchange,
-            "SOL_TRACKER_BASE_URL": urls["soltracker"],
-            "SOL_TRACKER_API_KEY": ST_KEY,
-            "TWITTERAPI_BASE_URL": urls["x"],
-            "TWITTERAPI_API_KEY": "bench-x-key",
-            "GITHUB_API_BASE_URL": urls["github"],
-            "TELEGRAM_BASE_URL": urls["telegram"],
-            "APIFY_BASE_URL": urls["apify"],
-            "APIFY_TOKEN": apify.DEMO_TOKEN,
-        }
-        log = open(home / "daemon.log", "w")  # noqa: SIM115 -- the daemon writes to it until the finally below closes it
+        env = {**pipeline_env(uri, db_name, env_name, exchange, urls), "DAGSTER_HOME": str(home)}
         try:
-            daemon = subprocess.Popen(
+            daemon = spawn(
                 [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")],
-                cwd=home,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                env,
+                home / "daemon.log",
+                home,
             )
-
-            def publish(addr: str) -> float:
-                body = f'{{"tokenAddress": "{addr}", "totalInvestedAlphaFinders": 6, "symbol": "BENCH"}}'.encode()
-                at = time.time()
-                channel.basic_publish(exchange, ROUTING_KEY, body, pika.BasicProperties(delivery_mode=2))
-                return at
 
             def marker_times(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
                 while len(seen) < len(addrs) and time.time() < deadline:
@@ -176,7 +93,7 @@ def main() -> None:
                     time.sleep(0.2)
 
             started = time.time()
-            publish(warmup)  # first run pays the daemon/code-server start; not measured
+            publish(channel, exchange, warmup)  # first run pays the daemon/code-server start; not measured
             warm: dict[str, float] = {}
             marker_times([warmup], warm, started + args.timeout)
             if not warm:
@@ -187,8 +104,8 @@ def main() -> None:
             seen: dict[str, float] = {}
             published_from = time.time()
             for addr in measured:
-                published[addr] = publish(addr)
-                publish(addr)  # an at-least-once duplicate
+                published[addr] = publish(channel, exchange, addr)
+                publish(channel, exchange, addr)  # an at-least-once duplicate
                 # Markers are polled while publishing too: polling only afterwards added up to
                 # tokens x spacing (15 s by default) to the first tokens' latency.
                 next_at = time.time() + args.spacing
@@ -198,18 +115,13 @@ def main() -> None:
             idle = None
             if args.idle_seconds:
                 time.sleep(2)  # let the last runs' processes exit
-                cpu, idle_from = group_cpu_seconds(daemon.pid), time.time()
+                cpu, idle_from = group_cpu_seconds({daemon.pid}, reaped_children=False), time.time()
                 while time.time() < idle_from + args.idle_seconds:
                     connection.process_data_events(time_limit=1)
-                idle = (idle_from, time.time(), group_cpu_seconds(daemon.pid) - cpu)
+                idle = (idle_from, time.time(), group_cpu_seconds({daemon.pid}, reaped_children=False) - cpu)
         finally:
             if daemon is not None:
-                os.killpg(daemon.pid, signal.SIGTERM)
-                try:
-                    daemon.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(daemon.pid, signal.SIGKILL)
-            log.close()
+                stop(daemon)
             channel.queue_delete(queue)
             channel.queue_delete(dead_letter_queue(queue))
             channel.exchange_delete(exchange)

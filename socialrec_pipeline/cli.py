@@ -15,6 +15,13 @@ def _build_parser() -> argparse.ArgumentParser:
     route = sub.add_parser("route", help="print how URLs are routed, one JSON object per URL")
     route.add_argument("urls", nargs="*", help="URLs to route; read from stdin, one per line, when none")
 
+    _add_sandbox(sub)
+    _add_queue_commands(sub)
+    _add_doctor(sub)
+    return parser
+
+
+def _add_sandbox(sub: argparse._SubParsersAction) -> None:
     sandbox = sub.add_parser("sandbox", help="offline demo: local API stand-ins and sample token.flow events")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True)
     serve = sandbox_sub.add_parser("serve", help="start loopback stand-ins for SolTracker and every platform API")
@@ -40,6 +47,10 @@ def _build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--env", help="target queue suffix (SOCIALREC_ENV); default: the env file's, else sandbox")
     publish.add_argument("--fixed", action="store_true", help="use the fixed demo addresses instead of fresh ones")
 
+
+def _add_queue_commands(sub: argparse._SubParsersAction) -> None:
+    """The queues and the guard an operator may need to look at or fix by hand."""
+
     sub.add_parser(
         "backfill-queues",
         help="derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
@@ -64,6 +75,9 @@ def _build_parser() -> argparse.ArgumentParser:
     dlq.add_argument("action", choices=["list", "requeue", "purge", "ack"])
     dlq.add_argument("--limit", type=int, default=None, help="list: at most this many (default 20); requeue: this many")
     dlq.add_argument("--yes", action="store_true", help="purge: really drop every dead letter")
+
+
+def _add_doctor(sub: argparse._SubParsersAction) -> None:
     doctor = sub.add_parser(
         "doctor",
         help="check every dependency of this deployment for real and say what to do (docs/doctor.md)",
@@ -74,7 +88,6 @@ def _build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--spend-quota", action="store_true", help="also check the YouTube key (costs 1 quota unit)")
     doctor.add_argument("--timeout", type=float, default=10.0, help="seconds each check may take (default 10)")
     doctor.add_argument("--summary", action="store_true", help="print only the one-line verdict and the non-ok rows")
-    return parser
 
 
 def doctor(args: argparse.Namespace, stdout) -> int:

@@ -9,7 +9,6 @@ to the registered generator of their target, after the target passes the same ga
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from socialrec_pipeline.providers.apify import ApifyClient
@@ -28,11 +27,6 @@ from socialrec_pipeline.providers.youtube import YouTubeClient, YouTubeGenerator
 from socialrec_pipeline.routing import route
 from socialrec_pipeline.routing.gate import GateSettings
 
-#: Builds the short-link resolver. The code location uses the guarded resolver as is; tests, the
-#: sandbox and `bench/cost.py` replace it with one whose sockets go to a loopback stand-in
-#: (`socialrec_pipeline.sandbox.shortlinks.loopback_resolver`), with every guard still applied.
-resolver_factory: Callable[[], ShortLinkResolver] | None = None
-
 
 @dataclass(frozen=True)
 class ProviderClients:
@@ -49,7 +43,12 @@ class ProviderClients:
     apify: ApifyClient | None = None
 
 
-def build_registry(clients: ProviderClients, gate_settings: GateSettings) -> GeneratorRegistry:
+def build_registry(
+    clients: ProviderClients, gate_settings: GateSettings, resolver: ShortLinkResolver | None = None
+) -> GeneratorRegistry:
+    """The registry of every provider with a client. Short links go through `resolver`: the guarded
+    resolver as is by default; the sandbox, tests and benchmarks pass one whose sockets go to a
+    loopback stand-in (`sandbox/shortlinks.py`), with every guard still applied."""
     registry = GeneratorRegistry()
     registry.register(UrlOnlyGenerator())
     registry.register(WebGenerator(clients.urlscan))
@@ -63,6 +62,5 @@ def build_registry(clients: ProviderClients, gate_settings: GateSettings) -> Gen
     if clients.apify is not None:
         registry.register(TikTokGenerator(clients.apify))
         registry.register(InstagramGenerator(clients.apify))
-    resolver = resolver_factory() if resolver_factory is not None else ShortLinkResolver()
-    registry.register(ShortLinkGenerator(resolver, route, registry, gate_settings))
+    registry.register(ShortLinkGenerator(resolver or ShortLinkResolver(), route, registry, gate_settings))
     return registry

@@ -25,6 +25,7 @@ from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.providers.github import GitHubClient
 from socialrec_pipeline.providers.reddit import RedditClient
+from socialrec_pipeline.providers.shortlinks import ShortLinkResolver
 from socialrec_pipeline.providers.telegram import TelegramPreviewClient
 from socialrec_pipeline.providers.telegram_bot import TelegramBotClient
 from socialrec_pipeline.providers.web import UrlscanClient
@@ -344,8 +345,14 @@ class GeneratorsResource(dg.ConfigurableResource):
         if self._registry is None or self._registry[0] != gate_settings:
             self.close()  # the previous registry's HTTP clients
             self._clients = self.clients()
-            self._registry = (gate_settings, build_registry(self._clients, gate_settings))
+            registry = build_registry(self._clients, gate_settings, self.short_link_resolver())
+            self._registry = (gate_settings, registry)
         return self._registry[1]
+
+    def short_link_resolver(self) -> ShortLinkResolver | None:
+        """The resolver of short links; None: the guarded resolver as is (the sandbox's resource,
+        `sandbox/shortlinks.py`, sends its sockets to a loopback stand-in)."""
+        return None
 
     def close(self) -> None:
         """Close the HTTP clients of the registry built last (the run's teardown calls it)."""

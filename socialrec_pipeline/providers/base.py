@@ -6,11 +6,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+import httpx
 
 from socialrec_pipeline.domain.enums import ObjectKind, Platform
 from socialrec_pipeline.domain.errors import ProviderError, TargetNotFound, TransientProviderError
 from socialrec_pipeline.domain.graph import SocialObjectGraph
+from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, build_client
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 
@@ -83,6 +86,61 @@ def unexpected_shape_is_error(provider: str, what: str = "answer shape") -> Iter
         raise
     except SHAPE_ERRORS as exc:
         raise TransientProviderError(f"{provider}: unexpected {what} ({exc.__class__.__name__})") from None
+
+
+class ShapeGuardedGenerator:
+    """The shell every API generator shares: `generate` builds the graph (`build`) inside
+    `unexpected_shape_is_error`, so an answer shape nobody foresaw is an `error`, never a crash."""
+
+    source_types: frozenset[SourceType]
+    makes_external_calls: bool = True
+    #: The provider named in the error of an unexpected answer shape.
+    provider: ClassVar[str]
+
+    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+        with unexpected_shape_is_error(self.provider):
+            return self.build(routed, options)
+
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
+        """The graph of one routed URL, or a `ProviderError` subclass."""
+        raise self.cannot_handle(routed)
+
+    def cannot_handle(self, routed: RoutedUrl) -> TransientProviderError:
+        return TransientProviderError(
+            f"{type(self).__name__} cannot handle {routed.source_type}", external_call_made=False
+        )
+
+
+class KeyedClient:
+    """One provider API over one keep-alive connection, its key set once on the connection (a
+    header or a query parameter, `credential`) and never shown: `repr` names the base URL only."""
+
+    #: Where the key travels: ("headers", name) or ("params", name).
+    credential: ClassVar[tuple[Literal["headers", "params"], str]]
+    #: When set, an empty key is refused with this message (the caller should pass no client).
+    missing_key_message: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not api_key and self.missing_key_message:
+            raise ValueError(self.missing_key_message)
+        where, name = self.credential
+        headers = {name: api_key} if where == "headers" else None
+        params = {name: api_key} if where == "params" else None
+        self._base = base_url.rstrip("/")
+        self._http = build_client(base_url, headers=headers, params=params, timeout=timeout, transport=transport)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"{type(self).__name__}({self._base!r})"
+
+    def close(self) -> None:
+        self._http.close()
 
 
 class GeneratorRegistry:

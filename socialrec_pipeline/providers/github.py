@@ -18,7 +18,6 @@ Decisions:
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import Any
 
 import httpx
@@ -38,7 +37,11 @@ from socialrec_pipeline.domain.graph import (
     GraphGroup,
     SocialObjectGraph,
 )
-from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
+from socialrec_pipeline.providers.base import (
+    GenerateOptions,
+    ShapeGuardedGenerator,
+    lookup_key,
+)
 from socialrec_pipeline.providers.http import (
     DEFAULT_TIMEOUT,
     build_client,
@@ -233,26 +236,25 @@ def gist_group(gist: dict[str, Any]) -> GraphGroup:
     )
 
 
-class GitHubGenerator:
+class GitHubGenerator(ShapeGuardedGenerator):
     source_types = frozenset({SourceType.GITHUB_REPO, SourceType.GITHUB_USER, SourceType.GITHUB_GIST})
-    makes_external_calls = True
+    provider = "GitHub"
 
     def __init__(self, client: GitHubClient) -> None:
         self._client = client
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
         key = lookup_key(routed, strip="/")
-        with unexpected_shape_is_error("GitHub"):
-            if routed.source_type == SourceType.GITHUB_REPO:
-                return self._complete_owners(self._repo(key), options)
-            if routed.source_type == SourceType.GITHUB_USER:
-                account = user_account(self._client.get(f"/users/{key}"))
-                return SocialObjectGraph.single(GraphGroup(ref=f"account:{account.platform_key}", creator=account))
-            if routed.source_type == SourceType.GITHUB_GIST:
-                # `gist.github.com/{user}/{id}`: the id alone names the gist.
-                gist = gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}"))
-                return self._complete_owners(SocialObjectGraph.single(gist), options)
-        raise TransientProviderError(f"GitHubGenerator cannot handle {routed.source_type}", external_call_made=False)
+        if routed.source_type == SourceType.GITHUB_REPO:
+            return self._complete_owners(self._repo(key), options)
+        if routed.source_type == SourceType.GITHUB_USER:
+            account = user_account(self._client.get(f"/users/{key}"))
+            return SocialObjectGraph.single(GraphGroup(ref=f"account:{account.platform_key}", creator=account))
+        if routed.source_type == SourceType.GITHUB_GIST:
+            # `gist.github.com/{user}/{id}`: the id alone names the gist.
+            gist = gist_group(self._client.get(f"/gists/{key.rsplit('/', 1)[-1]}"))
+            return self._complete_owners(SocialObjectGraph.single(gist), options)
+        raise self.cannot_handle(routed)
 
     def _complete_owners(self, graph: SocialObjectGraph, options: GenerateOptions) -> SocialObjectGraph:
         """Replace each embedded owner by its full profile (one call per distinct owner)."""

@@ -9,14 +9,16 @@ Instagram supplies no account creation date, so `account_created_at` is structur
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.errors import TargetBlocked, TransientProviderError
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
+from socialrec_pipeline.providers.base import (
+    GenerateOptions,
+    ShapeGuardedGenerator,
+)
 from socialrec_pipeline.providers.http import parse_iso
 from socialrec_pipeline.providers.payload import counted_metrics, first_str, key_str, outbound_links, urls_in_text
 from socialrec_pipeline.routing.source_types import SourceType
@@ -119,20 +121,16 @@ def profile_account(item: dict[str, Any]) -> AccountDraft:
     )
 
 
-class InstagramGenerator:
+class InstagramGenerator(ShapeGuardedGenerator):
     source_types = frozenset(
         {SourceType.INSTAGRAM_POST, SourceType.INSTAGRAM_REEL, SourceType.INSTAGRAM_TV, SourceType.INSTAGRAM_PROFILE}
     )
-    makes_external_calls = True
+    provider = "Apify Instagram"
 
     def __init__(self, apify: ApifyClient) -> None:
         self._apify = apify
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
-        with unexpected_shape_is_error("Apify Instagram"):
-            return self._graph(routed)
-
-    def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
         profile = routed.source_type is SourceType.INSTAGRAM_PROFILE
         items = self._apify.run_actor(
             ACTOR,

@@ -20,7 +20,10 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
 )
 from socialrec_pipeline.providers.apify import ApifyClient
-from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
+from socialrec_pipeline.providers.base import (
+    GenerateOptions,
+    ShapeGuardedGenerator,
+)
 from socialrec_pipeline.providers.http import parse_epoch_seconds, parse_iso
 from socialrec_pipeline.providers.payload import (
     as_number,
@@ -140,18 +143,14 @@ def video_content(item: dict[str, Any], routed: RoutedUrl) -> ContentDraft:
     )
 
 
-class TikTokGenerator:
+class TikTokGenerator(ShapeGuardedGenerator):
     source_types = frozenset({SourceType.TIKTOK_VIDEO, SourceType.TIKTOK_PHOTO, SourceType.TIKTOK_PROFILE})
-    makes_external_calls = True
+    provider = "Apify TikTok"
 
     def __init__(self, apify: ApifyClient) -> None:
         self._apify = apify
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
-        with unexpected_shape_is_error("Apify TikTok"):
-            return self._graph(routed)
-
-    def _graph(self, routed: RoutedUrl) -> SocialObjectGraph:
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
         if routed.source_type is SourceType.TIKTOK_PROFILE:
             return self._profile(routed)
         items = self._apify.run_actor(

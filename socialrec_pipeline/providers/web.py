@@ -18,16 +18,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from socialrec_pipeline.domain.enums import ContentSubtype, Platform
 from socialrec_pipeline.domain.errors import ProviderError, TransientProviderError
 from socialrec_pipeline.domain.graph import ContentDraft, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GenerateOptions
+from socialrec_pipeline.providers.base import GenerateOptions, KeyedClient
 from socialrec_pipeline.providers.http import (
-    DEFAULT_TIMEOUT,
     as_int,
-    build_client,
     json_body,
     parse_iso,
     raise_for_transient,
@@ -42,26 +38,14 @@ _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+
 _PAGE_FIELDS = ("domain", "apexDomain", "server", "ip", "country", "title")
 
 
-class UrlscanClient:
+class UrlscanClient(KeyedClient):
     """`UrlscanClient(base_url, api_key)`; `search_domain(domain) -> list[dict]` (the results)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        if not api_key:
-            raise ValueError("a urlscan API key is required; pass no client to skip enrichment")
-        self._client = build_client(base_url, headers={"API-Key": api_key}, timeout=timeout, transport=transport)
-
-    def close(self) -> None:
-        self._client.close()
+    credential = ("headers", "API-Key")
+    missing_key_message = "a urlscan API key is required; pass no client to skip enrichment"
 
     def search_domain(self, domain: str) -> list[dict[str, Any]]:
-        response = send(self._client, "GET", "/api/v1/search/", params={"q": f"page.domain:{domain}"})
+        response = send(self._http, "GET", "/api/v1/search/", params={"q": f"page.domain:{domain}"})
         raise_for_transient(response)
         if response.status_code != 200:
             raise TransientProviderError(f"urlscan search: HTTP {response.status_code}")

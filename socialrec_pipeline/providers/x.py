@@ -20,8 +20,6 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
-
 from socialrec_pipeline.domain.enums import ContentSubtype, ParentRelation, Platform, VenueSubtype
 from socialrec_pipeline.domain.errors import (
     AccountSuspended,
@@ -40,10 +38,13 @@ from socialrec_pipeline.domain.graph import (
     SocialObjectGraph,
     VenueDraft,
 )
-from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
+from socialrec_pipeline.providers.base import (
+    GenerateOptions,
+    KeyedClient,
+    ShapeGuardedGenerator,
+    lookup_key,
+)
 from socialrec_pipeline.providers.http import (
-    DEFAULT_TIMEOUT,
-    build_client,
     json_body,
     parse_epoch_seconds,
     parse_iso,
@@ -114,24 +115,10 @@ def tweet_url(user_name: str | None, tweet_id: str) -> str:
 # -- client -------------------------------------------------------------------------------------
 
 
-class TwitterApiClient:
+class TwitterApiClient(KeyedClient):
     """twitterapi.io over one keep-alive connection. The key travels only in `X-API-Key`."""
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self._http = build_client(base_url, headers={"X-API-Key": api_key}, timeout=timeout, transport=transport)
-
-    def __repr__(self) -> str:  # never show the key
-        return f"TwitterApiClient({str(self._http.base_url)!r})"
-
-    def close(self) -> None:
-        self._http.close()
+    credential = ("headers", "X-API-Key")
 
     def tweets(self, tweet_ids: list[str]) -> list[Any]:
         body = self._get("/twitter/tweets", {"tweet_ids": ",".join(tweet_ids)})
@@ -316,23 +303,22 @@ def tweet_groups(tweet: dict[str, Any], *, depth: int = 0, seen: set[str] | None
 # -- generator ----------------------------------------------------------------------------------
 
 
-class XGenerator:
+class XGenerator(ShapeGuardedGenerator):
     source_types = frozenset({SourceType.X_TWEET, SourceType.X_PROFILE, SourceType.X_COMMUNITY})
-    makes_external_calls = True
+    provider = "twitterapi.io"
 
     def __init__(self, client: TwitterApiClient) -> None:
         self._client = client
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
         key = lookup_key(routed, lstrip="@")
-        with unexpected_shape_is_error("twitterapi.io"):
-            if routed.source_type == SourceType.X_TWEET:
-                return self._tweet(key)
-            if routed.source_type == SourceType.X_PROFILE:
-                return self._profile(key)
-            if routed.source_type == SourceType.X_COMMUNITY:
-                return self._community(key)
-        raise TransientProviderError(f"XGenerator cannot handle {routed.source_type}", external_call_made=False)
+        if routed.source_type == SourceType.X_TWEET:
+            return self._tweet(key)
+        if routed.source_type == SourceType.X_PROFILE:
+            return self._profile(key)
+        if routed.source_type == SourceType.X_COMMUNITY:
+            return self._community(key)
+        raise self.cannot_handle(routed)
 
     def _tweet(self, tweet_id: str) -> SocialObjectGraph:
         match = next(

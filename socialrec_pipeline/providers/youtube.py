@@ -18,7 +18,6 @@ Decisions:
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import httpx
@@ -32,11 +31,14 @@ from socialrec_pipeline.domain.errors import (
     TransientProviderError,
 )
 from socialrec_pipeline.domain.graph import AccountDraft, ContentDraft, ContentText, GraphGroup, SocialObjectGraph
-from socialrec_pipeline.providers.base import GenerateOptions, lookup_key, unexpected_shape_is_error
+from socialrec_pipeline.providers.base import (
+    GenerateOptions,
+    KeyedClient,
+    ShapeGuardedGenerator,
+    lookup_key,
+)
 from socialrec_pipeline.providers.http import (
-    DEFAULT_TIMEOUT,
     as_int,
-    build_client,
     json_body,
     json_or_none,
     parse_iso,
@@ -62,25 +64,10 @@ _QUOTA_REASONS = {"quotaExceeded", "dailyLimitExceeded"}
 _KEY_REASONS = {"keyInvalid", "forbidden", "accessNotConfigured", "keyExpired", "ipRefererBlocked"}
 
 
-class YouTubeClient:
+class YouTubeClient(KeyedClient):
     """The key travels as the `key` query parameter, set once on the client and never logged."""
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self._base = base_url.rstrip("/")
-        self._http = build_client(base_url, params={"key": api_key}, timeout=timeout, transport=transport)
-
-    def __repr__(self) -> str:
-        return f"YouTubeClient({self._base!r})"
-
-    def close(self) -> None:
-        self._http.close()
+    credential = ("params", "key")
 
     def videos(self, video_id: str) -> list[Any]:
         return self._items("/videos", {"part": "snippet,statistics", "id": video_id})
@@ -174,21 +161,20 @@ def video_content(item: dict[str, Any], *, short: bool = False) -> ContentDraft:
     )
 
 
-class YouTubeGenerator:
+class YouTubeGenerator(ShapeGuardedGenerator):
     source_types = frozenset({SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT, SourceType.YOUTUBE_CHANNEL})
-    makes_external_calls = True
+    provider = "YouTube"
 
     def __init__(self, client: YouTubeClient) -> None:
         self._client = client
 
-    def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
+    def build(self, routed: RoutedUrl, options: GenerateOptions) -> SocialObjectGraph:
         key = lookup_key(routed, strip="/")
-        with unexpected_shape_is_error("YouTube"):
-            if routed.source_type in (SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT):
-                return self._video(key, short=routed.source_type == SourceType.YOUTUBE_SHORT)
-            if routed.source_type == SourceType.YOUTUBE_CHANNEL:
-                return self._channel(key)
-        raise TransientProviderError(f"YouTubeGenerator cannot handle {routed.source_type}", external_call_made=False)
+        if routed.source_type in (SourceType.YOUTUBE_VIDEO, SourceType.YOUTUBE_SHORT):
+            return self._video(key, short=routed.source_type == SourceType.YOUTUBE_SHORT)
+        if routed.source_type == SourceType.YOUTUBE_CHANNEL:
+            return self._channel(key)
+        raise self.cannot_handle(routed)
 
     def _video(self, video_id: str, *, short: bool) -> SocialObjectGraph:
         items = self._client.videos(video_id)

@@ -42,6 +42,7 @@ from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import MetricPoint
 from socialrec_pipeline.recording.locks import CreditGuard
+from socialrec_pipeline.recording.outcomes import Fetched
 from socialrec_pipeline.recording.processor import TokenRecorder
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.writer import validate_graph
@@ -80,6 +81,30 @@ class ObservedObject(NamedTuple):
     metrics: dict[str, Any]
 
 
+#: Statuses a short link's target is gated with (no call made): nothing failed.
+_GATED_STATUSES = frozenset({FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED})
+#: Statuses that say the object is gone for good: it leaves the refresh queue.
+_GONE_STATUSES = frozenset({FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED})
+
+
+@dataclass
+class _Run:
+    """The state of one `MetricRefreshService.run`."""
+
+    now: datetime
+    due_before: datetime
+    window_start: datetime
+    guard: CreditGuard
+    stops: ProviderStops
+    result: MetricRefreshResult = field(default_factory=MetricRefreshResult)
+    #: Queue entries handled in this run.
+    tried: set[tuple[str, ObjectId]] = field(default_factory=set)
+    #: Objects that got a point in this run.
+    pointed: set[tuple[str, ObjectId]] = field(default_factory=set)
+    #: Entry URLs already re-generated in this run.
+    fetched: set[str] = field(default_factory=set)
+
+
 class MetricRefreshService:
     """Appends metric points to the objects waiting longest, within a budget of generator calls."""
 
@@ -98,59 +123,59 @@ class MetricRefreshService:
         credit_guard: CreditGuard | None = None,
         provider_stops: ProviderStops | None = None,
     ) -> MetricRefreshResult:
-        result = MetricRefreshResult()
         guard = credit_guard or self.recorder.credit_guard  # shared with every other paid path
-        stops = provider_stops or InMemoryProviderStops()
         interval = (
             min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
         )
         now = self.clock()
-        due_before, window_start = now - interval, now - lookback
+        run = _Run(now, now - interval, now - lookback, guard, provider_stops or InMemoryProviderStops())
         platforms = [p for p in Platform if self.settings.enable_paid or p not in self.settings.paid_platforms]
-        tried: set[tuple[str, ObjectId]] = set()  # queue entries handled in this run
-        pointed: set[tuple[str, ObjectId]] = set()  # objects that got a point in this run
-        fetched: set[str] = set()  # entry URLs already re-generated in this run
-        queue = self.store.metrics.iter_refresh_due(platforms, due_before)
+        queue = self.store.metrics.iter_refresh_due(platforms, run.due_before)
         try:
             for entry in queue:
                 key = (entry["object"], entry["object_id"])
-                if key in tried or key in pointed:
+                if key in run.tried or key in run.pointed:
                     continue
-                if result.generator_calls >= budget:
-                    result.budget_exhausted = True
+                if run.result.generator_calls >= budget:
+                    run.result.budget_exhausted = True
                     break
-                result.candidates += 1
-                tried.add(key)
-                kind, object_id = ObjectKind(entry["object"]), entry["object_id"]
-                linked_at = entry.get("linked_at") or entry.get("created_at")
-                if linked_at is None or linked_at < window_start:
-                    self.store.metrics.leave_refresh_queue(kind, object_id)
-                    result.left_window += 1
-                    continue
-                links = self.store.links.find_by_object_as_of(object_id, now)
-                if not links:  # linked by nothing any more (a retry replaced the links): not a candidate
-                    self.store.metrics.leave_refresh_queue(kind, object_id)
-                    result.skipped["no_link"] += 1
-                    continue
-                newest = links[-1]
-                url = newest.source_url  # the newest link's entry URL
-                if url in fetched:  # its graph was observed in this run: the object was not in it
-                    self.store.metrics.touch_refresh(kind, object_id, now)
-                    continue
-                fetched.add(url)
-                appended = self._refresh_url(url, key, due_before, guard, stops, pointed, result)
-                if not appended:
-                    # To the back of the queue, with every object that URL linked: one failing
-                    # URL costs one generator call per interval, not one per object.
-                    for link in self.store.links.find_by_token(newest.token_address):
-                        other = (str(link.object), link.object_id)
-                        if link.source_url == url and other not in pointed:
-                            self.store.metrics.touch_refresh(link.object, link.object_id, now)
-                            tried.add(other)
+                self._refresh_entry(entry, key, run)
         finally:
             queue.close()
-        result.credit_exhausted = guard.is_exhausted()
-        return result
+        run.result.credit_exhausted = guard.is_exhausted()
+        return run.result
+
+    def _refresh_entry(self, entry: dict[str, Any], key: tuple[str, ObjectId], run: _Run) -> None:
+        """One queue entry: leave the queue, wait for the next run, or re-generate its URL."""
+        result = run.result
+        result.candidates += 1
+        run.tried.add(key)
+        kind, object_id = ObjectKind(entry["object"]), entry["object_id"]
+        linked_at = entry.get("linked_at") or entry.get("created_at")
+        if linked_at is None or linked_at < run.window_start:
+            self.store.metrics.leave_refresh_queue(kind, object_id)
+            result.left_window += 1
+            return
+        links = self.store.links.find_by_object_as_of(object_id, run.now)
+        if not links:  # linked by nothing any more (a retry replaced the links): not a candidate
+            self.store.metrics.leave_refresh_queue(kind, object_id)
+            result.skipped["no_link"] += 1
+            return
+        newest = links[-1]
+        url = newest.source_url  # the newest link's entry URL
+        if url in run.fetched:  # its graph was observed in this run: the object was not in it
+            self.store.metrics.touch_refresh(kind, object_id, run.now)
+            return
+        run.fetched.add(url)
+        if self._refresh_url(url, key, run.due_before, run.guard, run.stops, run.pointed, result):
+            return
+        # To the back of the queue, with every object that URL linked: one failing
+        # URL costs one generator call per interval, not one per object.
+        for link in self.store.links.find_by_token(newest.token_address):
+            other = (str(link.object), link.object_id)
+            if link.source_url == url and other not in run.pointed:
+                self.store.metrics.touch_refresh(link.object, link.object_id, run.now)
+                run.tried.add(other)
 
     def _refresh_url(
         self,
@@ -172,7 +197,7 @@ class MetricRefreshService:
         decision = self.recorder.gate(routed)
         generator = self.recorder.registry.for_source_type(routed.source_type)
         if not decision.allowed or generator is None:
-            result.skipped[str(decision.status or "unsupported")] += 1
+            result.skipped[str(decision.status or FetchStatus.UNSUPPORTED)] += 1
             return False
         if self.recorder.is_paid(routed) and guard.is_exhausted():
             result.skipped["credit_exhausted"] += 1
@@ -186,25 +211,7 @@ class MetricRefreshService:
         # waits for a slot of the paid pool and checks the credit guard right before it.
         fetched = self.recorder.fetch(routed, generator, observed, guard, provider_stops=stops)
         if fetched.status is not None:
-            if fetched.held_back == "credit_exhausted":
-                result.skipped["credit_exhausted"] += 1
-            elif fetched.held_back == "out_of_credit":
-                log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)
-                result.skipped["skipped_paid"] += 1
-            elif fetched.held_back:  # no slot of the paid pool in time: held back, not a failure
-                result.skipped[str(fetched.status)] += 1
-            elif fetched.stopped_credential is not None:
-                result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
-                self._failed(result, url, fetched.error or str(fetched.status))
-            elif (
-                fetched.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID, FetchStatus.BLOCKED)
-                and not fetched.external_call
-            ):
-                result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
-            else:
-                if fetched.status in (FetchStatus.NOT_FOUND, FetchStatus.SUSPENDED):  # gone for good
-                    self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
-                self._failed(result, url, fetched.error or str(fetched.status))
+            self._not_fetched(fetched, url, wanted, result)
             return False
         try:
             graph = validate_graph(fetched.graph, url).graph
@@ -213,6 +220,39 @@ class MetricRefreshService:
             self._failed(result, url, f"{type(exc).__name__}: {exc}")
             return False
         observed_objects = list(self._observed(graph, url, routed.canonical_url))
+        return self._append_points(observed_objects, wanted, due_before, observed, pointed, result)
+
+    def _not_fetched(
+        self, fetched: Fetched, url: str, wanted: tuple[ObjectKind | str, ObjectId], result: MetricRefreshResult
+    ) -> None:
+        """Count a URL the provider gave no graph for: held back, gated, or failed."""
+        if fetched.held_back == "credit_exhausted":
+            result.skipped["credit_exhausted"] += 1
+        elif fetched.held_back == "out_of_credit":
+            log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)
+            result.skipped[str(FetchStatus.SKIPPED_PAID)] += 1
+        elif fetched.held_back:  # no slot of the paid pool in time: held back, not a failure
+            result.skipped[str(fetched.status)] += 1
+        elif fetched.stopped_credential is not None:
+            result.stopped_credentials.setdefault(fetched.stopped_credential.setting, fetched.stopped_credential)
+            self._failed(result, url, fetched.error or str(fetched.status))
+        elif fetched.status in _GATED_STATUSES and not fetched.external_call:
+            result.skipped[str(fetched.status)] += 1  # gated (a short link's target): nothing failed
+        else:
+            if fetched.status in _GONE_STATUSES:  # gone for good
+                self.store.metrics.leave_refresh_queue(ObjectKind(wanted[0]), wanted[1])
+            self._failed(result, url, fetched.error or str(fetched.status))
+
+    def _append_points(
+        self,
+        observed_objects: list[ObservedObject],
+        wanted: tuple[ObjectKind | str, ObjectId],
+        due_before: datetime,
+        observed: datetime,
+        pointed: set[tuple[str, ObjectId]],
+        result: MetricRefreshResult,
+    ) -> bool:
+        """Append a point for every observed object that is due; True when `wanted` got one."""
         last_points = self.store.metrics.find_last_point_times((o.kind, o.object_id) for o in observed_objects)
         appended_wanted = False
         for kind, object_id, platform, metrics in observed_objects:

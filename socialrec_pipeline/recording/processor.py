@@ -6,7 +6,8 @@ failures (MongoDB or Redis failing, `recording/infra.py`) raise out of `record_t
 the target makes a URL run into becomes its status (SPEC §4.1).
 
 Split for fan-out: `prepare` (lock, idempotency, upstream, routing) → `record_one_url` per planned
-URL (gate, generate, write; may run in other processes) → `finish` (marker, unlock).
+URL (gate, generate, write; may run in other processes; `url_step.py`) → `finish` (marker, unlock).
+The values these steps produce are in `outcomes.py`.
 """
 
 from __future__ import annotations
@@ -14,186 +15,53 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from pymongo.errors import PyMongoError
-
-from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
-from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
 from socialrec_pipeline.domain.events import TokenFlowEvent, clean_symbol
-from socialrec_pipeline.domain.graph import SocialObjectGraph
-from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
-from socialrec_pipeline.domain.models.identities import has_fresh_profile
-from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
-from socialrec_pipeline.recording.infra import is_infrastructure_fault
+from socialrec_pipeline.domain.models import Token
+from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
-from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
-from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
+from socialrec_pipeline.recording.outcomes import (
+    UPSTREAM_404_STREAK_WARNING,
+    Fetched,
+    PlannedUrl,
+    PreparedToken,
+    RecordOutcome,
+    SkippedToken,
+    TokenRecordResult,
+    UrlResult,
+    token_fingerprints,
+)
+from socialrec_pipeline.recording.paid import PaidSlots, UnboundedPaidSlots
+from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops
 from socialrec_pipeline.recording.settings import RecordingSettings
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamToken, UpstreamTokens, UpstreamUnavailable
-from socialrec_pipeline.recording.writer import GraphWriter, WriteResult
-from socialrec_pipeline.routing.apex import domain_fingerprint
-from socialrec_pipeline.routing.source_types import SourceType
+from socialrec_pipeline.recording.url_step import Clock, GateFn, UrlRecorder, default_gate
+from socialrec_pipeline.recording.writer import GraphWriter
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.store.store import Store
 
 if TYPE_CHECKING:
-    from socialrec_pipeline.routing.gate import GateDecision, GateSettings, Supported
+    from socialrec_pipeline.routing.gate import GateSettings
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
-#: The routing gate's signature (`routing.gate.gate`): may this URL be fetched now?
-GateFn = Callable[["RoutedUrl", "GateSettings", "Supported"], "GateDecision"]
 
-
-class RecordOutcome(StrEnum):
-    RECORDED = "recorded"
-    BELOW_THRESHOLD = "below_threshold"
-    LOCKED = "locked"
-    ALREADY_RECORDED = "already_recorded"
-    UNKNOWN_TOKEN = "unknown_token"
-    UPSTREAM_FAILED = "upstream_failed"
-
-
-@dataclass(frozen=True)
-class PlannedUrl:
-    """One distinct URL of a token, routed (or not: junk text gets `routed=None`)."""
-
-    #: The dedup key and `social_urls[].url`: canonical URL, or — when unroutable — the raw text
-    #: stripped, with inner whitespace collapsed to single spaces.
-    url: str
-    raw_url: str
-    source_field: str | None
-    routed: RoutedUrl | None
-
-
-@dataclass(frozen=True)
-class PreparedToken:
-    """A locked, not-yet-recorded, known token with its planned URLs."""
-
-    address: str
-    owner: str
-    symbol: str | None
-    first_transfer_at: datetime | None
-    planned: tuple[PlannedUrl, ...]
-    upstream_calls: int = 0
-    prepare_s: float = 0.0
-    #: The upstream's alpha-finder count (None when not checked).
-    alpha_finders: int | None = None
-    #: Recorded below the AF threshold because the run asked for it explicitly.
-    forced_below_threshold: bool = False
-
-
-#: This many upstream "unknown token" answers in a row are reported as a warning: a wrong base URL
-#: answers 404 for every token, exactly like an unknown one.
-UPSTREAM_404_STREAK_WARNING = 10
-
-
-@dataclass(frozen=True)
-class SkippedToken:
-    address: str
-    outcome: RecordOutcome
-    reason: str = ""
-    upstream_calls: int = 0
-    #: False when another attempt of this run cannot help (the upstream refused our key, answered
-    #: out of contract or for another address): the op fails without retries.
-    retryable: bool = True
-    #: Consecutive upstream "unknown" answers, this one included (0 when not asked).
-    upstream_404_streak: int = 0
-
-    @property
-    def upstream_404_suspicious(self) -> bool:
-        return self.upstream_404_streak >= UPSTREAM_404_STREAK_WARNING
-
-
-#: Statuses that never judged the target, so they never count an attempt (SPEC §4.1).
-_NO_ATTEMPT_STATUSES = frozenset({FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID})
-
-
-@dataclass
-class UrlResult:
-    """What happened to one planned URL; `counts_as_attempt` drives `attempts`."""
-
-    planned: PlannedUrl
-    status: FetchStatus
-    #: A request left this process (run metadata `external_calls`).
-    external_call: bool = False
-    error: str | None = None
-    write: WriteResult | None = None
-    attempted_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    duration_s: float = 0.0
-    #: False when the answer said nothing about the target (our key, quota or credit).
-    judged_target: bool = True
-    #: Set when a rejected key or a spent quota decided this URL: which variable, and why.
-    stopped_credential: StoppedCredential | None = None
-
-    @property
-    def counts_as_attempt(self) -> bool:
-        """An attempt is an external call that judged the target (SPEC §8: attempts count
-        external calls only; `unsupported` / `skipped_paid` never judged it)."""
-        return self.external_call and self.judged_target and self.status not in _NO_ATTEMPT_STATUSES
-
-    def to_record(self, attempts: int | None = None) -> SocialUrlRecord:
-        routed = self.planned.routed
-        return SocialUrlRecord(
-            url=self.planned.url,
-            raw_url=self.planned.raw_url,
-            source_field=self.planned.source_field,
-            source_type=str(routed.source_type) if routed else None,
-            source_key=routed.source_key if routed else None,
-            platform=routed.platform if routed else None,
-            subtype=subtype_of(routed.subtype) if routed else None,
-            status=self.status,
-            attempted_at=self.attempted_at,
-            attempts=(1 if self.counts_as_attempt else 0) if attempts is None else attempts,
-        )
-
-
-@dataclass
-class Fetched:
-    """What `TokenRecorder.fetch` got for one URL: a graph (`status` None), or the status and why."""
-
-    #: The URL the provider was (or would have been) called for: the resolved target of a short link.
-    target: RoutedUrl
-    graph: SocialObjectGraph | None = None
-    status: FetchStatus | None = None
-    error: str | None = None
-    external_call: bool = False
-    paid: bool = False
-    #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
-    #: (this call tripped it), "no_slot" (no pool slot in time); empty otherwise.
-    held_back: str = ""
-    #: False when the answer said nothing about the target (our key, quota or credit).
-    judged_target: bool = True
-    #: A rejected key or a spent quota decided this URL (now, or earlier in the same scope).
-    stopped_credential: StoppedCredential | None = None
-
-
-@dataclass
-class TokenRecordResult:
-    """Outcome, per-URL results and timings of one token (run metadata)."""
-
-    address: str
-    outcome: RecordOutcome
-    reason: str = ""
-    urls: list[UrlResult] = field(default_factory=list)
-    upstream_calls: int = 0
-    marker_created: bool = False
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def statuses(self) -> dict[str, int]:
-        return dict(Counter(str(u.status) for u in self.urls))
-
-    @property
-    def links_appended(self) -> int:
-        return sum(u.write.links_appended for u in self.urls if u.write)
+#: The values a recording produces live in `outcomes.py`; they are importable from here too.
+__all__ = [
+    "UPSTREAM_404_STREAK_WARNING",
+    "Fetched",
+    "PlannedUrl",
+    "PreparedToken",
+    "RecordOutcome",
+    "SkippedToken",
+    "TokenRecordResult",
+    "TokenRecorder",
+    "UrlResult",
+    "token_fingerprints",
+]
 
 
 def _default_route(text: str) -> RoutedUrl | None:
@@ -202,25 +70,7 @@ def _default_route(text: str) -> RoutedUrl | None:
     return route(text)
 
 
-def _default_gate(routed: RoutedUrl, settings: GateSettings, supported: Supported) -> GateDecision:
-    from socialrec_pipeline.routing.gate import gate
-
-    return gate(routed, settings, supported)
-
-
-def token_fingerprints(planned: Iterable[PlannedUrl]) -> list[str]:
-    """`domain:{apex}` of each of the token's websites (SPEC §4): tokens sharing a
-    domain meet on `idx_tokens_fingerprints`. Only URLs that route as a website count: a social
-    profile in the website field (`x.com/...`) says nothing about a shared site."""
-    found = (
-        domain_fingerprint(p.routed.canonical_url)
-        for p in planned
-        if p.routed is not None and p.routed.source_type == SourceType.WEBSITE
-    )
-    return list(dict.fromkeys(f for f in found if f))
-
-
-class TokenRecorder:
+class TokenRecorder(UrlRecorder):
     """Records the social footprint of one token; see the module docstring for the order."""
 
     def __init__(
@@ -248,7 +98,7 @@ class TokenRecorder:
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
         self.writer = GraphWriter(store, self.clock, profile_max_age=self.profile_max_age)
         self.route = route_fn or _default_route
-        self._gate: GateFn = gate_fn or _default_gate
+        self._gate: GateFn = gate_fn or default_gate
         self._gate_settings: GateSettings | None = None
         #: Shared by every URL this recorder handles; in the code location a Redis flag shared by
         #: every step, run and job of the deployment (`PaidCreditGuard`).
@@ -328,33 +178,12 @@ class TokenRecorder:
         started = time.perf_counter()
         if not self.locks.try_acquire(address, owner):  # Redis errors raise: never "contention"
             return SkippedToken(address, RecordOutcome.LOCKED, "another worker holds the token lock")
-        calls = 0
         try:
-            if self.store.tokens.exists(address):
+            found = self._known_token(address, upstream_token)
+            if isinstance(found, SkippedToken):
                 self.locks.release(address, owner)
-                return SkippedToken(address, RecordOutcome.ALREADY_RECORDED)
-            token = upstream_token
-            if token is None:
-                if self.unknown_tokens.is_known_unknown(address):
-                    self.locks.release(address, owner)
-                    return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "recently unknown upstream (cached)")
-                calls = 1
-                try:
-                    token = self.upstream.get_token(address)
-                except UpstreamError as exc:
-                    log.warning("upstream lookup failed for %s: %s", address, exc)
-                    self.locks.release(address, owner)
-                    return SkippedToken(
-                        address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls,
-                        retryable=isinstance(exc, UpstreamUnavailable),
-                    )
-                if token is None:
-                    streak = self.unknown_tokens.remember(address)
-                    self.locks.release(address, owner)
-                    return SkippedToken(
-                        address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak
-                    )
-                self.unknown_tokens.note_known()
+                return found
+            token, calls = found
             alpha_finders = token.total_invested_alpha_finders
             below = alpha_finders < self.settings.af_threshold
             if check_threshold and below and not force_below_threshold:
@@ -382,6 +211,34 @@ class TokenRecorder:
             forced_below_threshold=check_threshold and below,
         )
 
+    def _known_token(
+        self, address: str, upstream_token: UpstreamToken | None
+    ) -> tuple[UpstreamToken, int] | SkippedToken:
+        """Idempotency and the upstream lookup, with the lock held: the token and the upstream
+        calls made, or why it is skipped (the caller releases the lock)."""
+        if self.store.tokens.exists(address):
+            return SkippedToken(address, RecordOutcome.ALREADY_RECORDED)
+        if upstream_token is not None:
+            return upstream_token, 0
+        if self.unknown_tokens.is_known_unknown(address):
+            return SkippedToken(address, RecordOutcome.UNKNOWN_TOKEN, "recently unknown upstream (cached)")
+        calls = 1
+        try:
+            token = self.upstream.get_token(address)
+        except UpstreamError as exc:
+            log.warning("upstream lookup failed for %s: %s", address, exc)
+            return SkippedToken(
+                address, RecordOutcome.UPSTREAM_FAILED, f"{type(exc).__name__}: {exc}", calls,
+                retryable=isinstance(exc, UpstreamUnavailable),
+            )
+        if token is None:
+            streak = self.unknown_tokens.remember(address)
+            return SkippedToken(
+                address, RecordOutcome.UNKNOWN_TOKEN, "unknown upstream", calls, upstream_404_streak=streak
+            )
+        self.unknown_tokens.note_known()
+        return token, calls
+
     def plan_urls(self, token: UpstreamToken) -> list[PlannedUrl]:
         """Route every social field; duplicates by canonical URL are dropped (first field wins)."""
         planned: dict[str, PlannedUrl] = {}
@@ -401,269 +258,6 @@ class TokenRecorder:
         except Exception:  # a router bug on odd input must not sink the token: record it unsupported
             log.exception("route() failed on %.80r", text)
             return None
-
-    # -- step 2 ----------------------------------------------------------------------------------
-    def record_one_url(
-        self,
-        prepared: PreparedToken,
-        planned: PlannedUrl,
-        credit_guard: CreditGuard | None = None,
-        provider_stops: ProviderStops | None = None,
-    ) -> UrlResult:
-        """Gate → delete the URL's links → generate → write. Never raises for anything the URL
-        runs into.
-
-        The URL's earlier links for this token go once the gate lets it through, before the
-        generator runs (SPEC §8): with the token lock held they can only come from an attempt that
-        died before its marker or, on the retry path, from an earlier attempt. Re-running never
-        duplicates links, and a failed attempt leaves none of the old ones behind.
-
-        A credential stopped earlier in the same scope (rejected key, spent quota) is not called
-        again: the URL gets the stop's status without an attempt.
-        """
-        started = time.perf_counter()
-        result = self._record_one_url(
-            prepared, planned, credit_guard or self.credit_guard, provider_stops or self.provider_stops
-        )
-        result.duration_s = time.perf_counter() - started
-        return result
-
-    def _record_one_url(
-        self, prepared: PreparedToken, planned: PlannedUrl, guard: CreditGuard, stops: ProviderStops
-    ) -> UrlResult:
-        attempted_at = self.clock()
-        routed = planned.routed
-        if routed is None:
-            return UrlResult(
-                planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="not a URL we can route"
-            )
-        decision = self.gate(routed)
-        if not decision.allowed:  # a refusal names its status (skipped_paid or unsupported)
-            status = decision.status or FetchStatus.UNSUPPORTED
-            return UrlResult(planned, status, attempted_at=attempted_at, error=decision.reason)
-        if self.is_paid(routed) and guard.is_exhausted():
-            return UrlResult(
-                planned, FetchStatus.SKIPPED_PAID, attempted_at=attempted_at, error=credit_message(guard.state())
-            )
-        generator = self.registry.for_source_type(routed.source_type)
-        if generator is None:
-            return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
-        # A database failure here (or anywhere below) is ours, never the URL's status: it raises.
-        self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
-        fetched = self.fetch(routed, generator, attempted_at, guard, provider_stops=stops)
-        if fetched.status is not None:
-            return UrlResult(
-                planned,
-                fetched.status,
-                external_call=fetched.external_call,
-                error=fetched.error,
-                attempted_at=attempted_at,
-                judged_target=fetched.judged_target,
-                stopped_credential=fetched.stopped_credential,
-            )
-        try:
-            written = self.writer.write(
-                fetched.graph,
-                entry_url=routed.canonical_url,
-                token_address=prepared.address,
-                observed_at=attempted_at,
-            )
-        except Exception as exc:  # contract breach → invalid; a graph the database refuses → error
-            if is_infrastructure_fault(exc):  # MongoDB failing is never the URL's status (SPEC §4.1)
-                raise
-            log.warning("writing %s failed: %s", routed.canonical_url, exc)
-            return UrlResult(
-                planned,
-                status_of_error(exc),
-                external_call=fetched.external_call,
-                error=f"{type(exc).__name__}: {exc}",
-                attempted_at=attempted_at,
-            )
-        return UrlResult(
-            planned,
-            FetchStatus.OK,
-            external_call=fetched.external_call,
-            write=written,
-            attempted_at=attempted_at,
-        )
-
-    def is_paid(self, routed: RoutedUrl) -> bool:
-        """Whether calling this URL's platform costs money (whatever `enable_paid` says)."""
-        return routed.platform in self.settings.paid_platforms
-
-    def fetch(
-        self,
-        routed: RoutedUrl,
-        generator: Generator,
-        observed_at: datetime,
-        credit_guard: CreditGuard | None = None,
-        paid_slots: PaidSlots | None = None,
-        *,
-        provider_stops: ProviderStops | None = None,
-    ) -> Fetched:
-        """Call the provider for one gated URL: the one place every job's paid calls go through.
-
-        A short link is resolved first (a free request to the short-link host) and everything
-        after is decided by its **target**: the gate (a paid target while paid is off is
-        `skipped_paid`, no attempt), paid-ness, the credit guard and the pool slot. A paid call
-        runs only inside a slot of the paid pool, and only while the credit guard is clear —
-        checked again once the slot is held, right before the call. An out-of-credit answer trips
-        the guard for every step, run and job, and the URL is `skipped_paid` with no attempt.
-        A credential refused earlier in the scope of `provider_stops` (a rejected key, a spent
-        quota) is not called: the URL gets that stop's status, no attempt. A `ProviderStop` answer
-        stops the credential for the rest of the scope. Never raises for anything the URL runs into.
-        """
-        guard = credit_guard or self.credit_guard
-        slots = paid_slots or self.paid_slots
-        stops = provider_stops or self.provider_stops
-        options = self.generate_options()
-        target, resolved = routed, False
-        if isinstance(generator, TargetResolver):
-            try:
-                target = generator.resolve_target(routed)
-            except Exception as exc:  # resolution failed: the short link's own status
-                if is_infrastructure_fault(exc):
-                    raise
-                external = bool(getattr(exc, "external_call_made", True))
-                return Fetched(
-                    routed, status=status_of_error(exc), external_call=external, error=f"{type(exc).__name__}: {exc}"
-                )
-            resolved = True
-            decision = self._gate(target, self.gate_settings, generator.target_supported())
-            if not decision.allowed:  # a gate refusal is never an attempt
-                return Fetched(
-                    target,
-                    status=decision.status or FetchStatus.UNSUPPORTED,
-                    error=f"resolves to {target.canonical_url}: {decision.reason}",
-                )
-        stopped = stops.stopped(target.platform)
-        if stopped is not None:
-            return Fetched(
-                target,
-                status=stopped.status,
-                judged_target=False,
-                stopped_credential=stopped,
-                external_call=resolved,
-                error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
-            )
-        paid = self.is_paid(target)
-        call = generator.generate_target if resolved and isinstance(generator, TargetResolver) else generator.generate
-        makes_calls = resolved or generator.makes_external_calls
-        if paid and guard.is_exhausted():
-            return Fetched(
-                target,
-                status=FetchStatus.SKIPPED_PAID,
-                error=credit_message(guard.state()),
-                paid=True,
-                held_back="credit_exhausted",
-            )
-        try:
-            with slots.slot(target.canonical_url) if paid else contextlib.nullcontext():
-                if paid and guard.is_exhausted():  # tripped while this call waited for its slot
-                    return Fetched(
-                        target,
-                        status=FetchStatus.SKIPPED_PAID,
-                        error=credit_message(guard.state()),
-                        paid=True,
-                        held_back="credit_exhausted",
-                    )
-                graph = call(target, options, observed_at)
-        except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
-            return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
-        except OutOfCredit as exc:
-            guard.mark_exhausted(f"{target.canonical_url}: {exc}"[:300])
-            log.warning(
-                "paid provider out of credit at %s: every paid call stops (%s)",
-                target.canonical_url,
-                credit_message(guard.state()),
-            )
-            return Fetched(
-                target,
-                status=FetchStatus.SKIPPED_PAID,
-                external_call=False,
-                error=f"{type(exc).__name__}: {exc}",
-                paid=True,
-                held_back="out_of_credit",
-            )
-        except Exception as exc:  # every generator failure becomes a status; our Redis or MongoDB failing raises
-            if is_infrastructure_fault(exc):
-                raise
-            if isinstance(exc, AccountSuspended):
-                self.note_unavailable(target, observed_at, exc.platform_key)
-            stop = None
-            if isinstance(exc, ProviderStop):
-                stops.stop(exc)
-                stop = StoppedCredential.of(exc)
-            external = bool(getattr(exc, "external_call_made", makes_calls)) or resolved
-            return Fetched(
-                target,
-                status=status_of_error(exc),
-                external_call=external,
-                error=f"{type(exc).__name__}: {exc}",
-                paid=paid,
-                judged_target=not isinstance(exc, ProviderError) or exc.judges_target,
-                stopped_credential=stop,
-            )
-        # A generator whose calls are optional (urlscan enrichment) says per graph whether it called.
-        reported = getattr(graph, "external_call_made", None)
-        external = (makes_calls if reported is None else bool(reported)) or resolved
-        return Fetched(target, graph=graph, external_call=external, paid=paid)
-
-    # -- accounts and venues (SPEC §5) -------------------------------------------------------------
-    def generate_options(self) -> GenerateOptions:
-        """Options for every generator call (recording, retry, metric refresh): the community
-        switch, and the stored-profile check that spares a fresh profile a second fetch."""
-        return GenerateOptions(enable_community=self.settings.enable_community, profile_is_fresh=self.profile_is_fresh)
-
-    def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
-        """True when the stored row holds a full profile younger than `profile_max_age_hours`.
-        An account flagged unavailable is never fresh: every sighting re-checks it."""
-        max_age = self.profile_max_age
-        if not max_age:
-            return False
-        repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
-        try:
-            row = repository.find_by_platform_key(platform, platform_key)
-        except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
-            log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
-            return False
-        return row is not None and has_fresh_profile(row, self.clock(), max_age)
-
-    @property
-    def profile_max_age(self) -> timedelta:
-        return timedelta(hours=self.settings.profile_max_age_hours)
-
-    def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
-        """A profile URL answered "suspended or deleted": flag the stored account it names
-        (`moderation.unavailable`, with the time). By the key the answer gave when it gave one;
-        else by the URL's key, as the account key (platforms keyed by name) or as the latest
-        handle of stored accounts (X, TikTok, ...). Never creates a row; never raises."""
-        platform = routed.platform
-        key = (routed.source_key or "").strip().strip("/").lstrip("@")
-        if platform is None or routed.object != "accounts" or not (key or platform_key):
-            return 0
-        try:
-            if platform_key and self.store.accounts.mark_unavailable(Platform(platform), platform_key, at):
-                return 1
-            marked = 0
-            for row in self.store.accounts.find_current_holders(Platform(platform), key) if key else []:
-                marked += self.store.accounts.mark_unavailable(row.platform, row.platform_key, at)
-            if not marked and key:
-                marked += self.store.accounts.mark_unavailable(Platform(platform), key, at)
-            return marked
-        except PyMongoError as exc:
-            log.warning("could not flag %s unavailable: %s", routed.canonical_url, exc)
-            return 0
-
-    def gate(self, routed: RoutedUrl) -> GateDecision:
-        """May this URL be fetched now (paid / community / a generator exists)?"""
-        return self._gate(routed, self.gate_settings, self.registry.supported)
-
-    @property
-    def gate_settings(self) -> GateSettings:
-        if self._gate_settings is None:
-            self._gate_settings = self.settings.gate_settings()
-        return self._gate_settings
 
     # -- step 3 ----------------------------------------------------------------------------------
     def finish(self, prepared: PreparedToken, results: list[UrlResult]) -> TokenRecordResult:

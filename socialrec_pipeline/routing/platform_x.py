@@ -71,6 +71,21 @@ def _intent(p: ParsedUrl, action: str) -> Classified:
     return ST.X_INTENT, key, f"{X}/intent/{key}"
 
 
+def _classify_x_i(p: ParsedUrl, segs: tuple[str, ...]) -> Classified:
+    """`x.com/i/...`: tweets by id, communities and intents."""
+    n = len(segs)
+    second = segs[1].lower() if n > 1 else ""
+    if second == "web" and n > 3 and segs[2].lower() == "status" and _ID.match(segs[3]):
+        return _tweet(segs[3], None)
+    if second == "status" and n > 2 and _ID.match(segs[2]):
+        return _tweet(segs[2], None)
+    if second == "communities" and n > 2 and _ID.match(segs[2]):
+        return ST.X_COMMUNITY, segs[2], f"{X}/i/communities/{segs[2]}"
+    if second == "intent" and n > 2:
+        return _intent(p, segs[2].lower())
+    return _unknown(p)
+
+
 def classify_x(p: ParsedUrl) -> Classified:
     segs = p.segments
     if not segs and p.fragment.startswith("!/"):
@@ -81,16 +96,7 @@ def classify_x(p: ParsedUrl) -> Classified:
         return _unknown(p)
     first = segs[0].lower()
     if first == "i":
-        second = segs[1].lower() if n > 1 else ""
-        if second == "web" and n > 3 and segs[2].lower() == "status" and _ID.match(segs[3]):
-            return _tweet(segs[3], None)
-        if second == "status" and n > 2 and _ID.match(segs[2]):
-            return _tweet(segs[2], None)
-        if second == "communities" and n > 2 and _ID.match(segs[2]):
-            return ST.X_COMMUNITY, segs[2], f"{X}/i/communities/{segs[2]}"
-        if second == "intent" and n > 2:
-            return _intent(p, segs[2].lower())
-        return _unknown(p)
+        return _classify_x_i(p, segs)
     if first == "statuses" and n > 1 and _ID.match(segs[1]):
         return _tweet(segs[1], None)
     if first == "search":

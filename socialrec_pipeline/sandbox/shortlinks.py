@@ -7,9 +7,9 @@ still sees `t.co`, and `resolve_host` answers a public address for the platform 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
+from pydantic import Field
 
+from socialrec_pipeline.defs.resources import GeneratorsResource
 from socialrec_pipeline.providers.shortlinks import ShortLinkResolver
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import ForwardToServer
@@ -29,14 +29,17 @@ def loopback_resolver(server_url: str, *, timeout: float = 2.0) -> ShortLinkReso
     )
 
 
-@contextlib.contextmanager
-def short_links_resolved_by(server_url: str) -> Iterator[None]:
-    """Registries built inside the block resolve short links against the stand-in at `server_url`."""
-    from socialrec_pipeline.defs import generators
+class StandInShortLinksGenerators(GeneratorsResource):
+    """The generators resource whose short links resolve against the stand-in at
+    `short_link_stand_in` (every guard of the resolver still applied)."""
 
-    previous = generators.resolver_factory
-    generators.resolver_factory = lambda: loopback_resolver(server_url)
-    try:
-        yield
-    finally:
-        generators.resolver_factory = previous
+    short_link_stand_in: str = Field(description="Base URL of the loopback short-link stand-in.")
+
+    def short_link_resolver(self) -> ShortLinkResolver:
+        return loopback_resolver(self.short_link_stand_in)
+
+
+def short_links_resolved_by(generators: GeneratorsResource, server_url: str) -> GeneratorsResource:
+    """`generators` with its short links resolved against the stand-in at `server_url`."""
+    providers = {name: getattr(generators, name) for name in GeneratorsResource.model_fields}
+    return StandInShortLinksGenerators(**providers, short_link_stand_in=server_url)

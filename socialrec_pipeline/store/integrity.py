@@ -2,7 +2,8 @@
 
 Each check is a function `check_x(db, ...) -> CheckOutcome`: whether it passed, how many
 violations it found, up to `SAMPLE` offending `_id`s, the counts it is based on and a sentence
-stating its coverage. The Dagster asset checks (`defs/integrity.py`) are thin shells over these.
+stating its coverage (how they read: `integrity_scan.py`). The Dagster asset checks
+(`defs/integrity.py`) are thin shells over these.
 
 How they read (the embedded server is slow on anything but an index, and on paged `$gt` scans):
 - A **bounded batch scan** is one cursor over the collection's `_id_` index (hinted), with a
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,19 +43,18 @@ from socialrec_pipeline.store.collections import (
     VENUES,
     collection,
 )
+from socialrec_pipeline.store.integrity_scan import SAMPLE as SAMPLE  # re-exported: integrity.SAMPLE
+from socialrec_pipeline.store.integrity_scan import SCAN_BATCH, BoundedScan, Sample, outcome_of
+from socialrec_pipeline.store.integrity_scan import CheckOutcome as CheckOutcome
 from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 
 #: A database handle whose documents are plain dicts.
 Db = Database[dict[str, Any]]
 
-#: Offending ids reported per check.
-SAMPLE = 20
 #: Documents one bounded scan reads at most (per collection, per check).
 DEFAULT_SCAN_LIMIT = 1_000_000
 #: Ids per `$in` lookup.
 LOOKUP_CHUNK = 1_000
-#: Cursor batch size of a scan.
-SCAN_BATCH = 5_000
 #: Links / markers younger than this are left out of the cross-collection rules (see module doc).
 DEFAULT_RECENT = timedelta(minutes=30)
 #: URL statuses under which a token may hold links for that URL: only a successful fetch writes a graph.
@@ -75,102 +74,6 @@ INBOX_STATES: frozenset[str] = frozenset({"pending", "launched", "retrying", "st
 
 _VALID_STATUSES = frozenset(str(s) for s in FetchStatus)
 _KINDS = {str(k): k for k in ObjectKind}
-
-
-@dataclass
-class CheckOutcome:
-    name: str
-    passed: bool
-    violations: int
-    sample_ids: list[str]
-    counts: dict[str, int] = field(default_factory=dict)
-    coverage: str = ""
-    #: Whether the check read everything its rule covers; a check that did not cannot say "passed".
-    complete: bool = True
-
-    @property
-    def state(self) -> str:
-        """"failed" (violations found), "incomplete" (none in what was read, but not all was read) or "passed"."""
-        if not self.passed:
-            return "failed"
-        return "passed" if self.complete else "incomplete"
-
-    def summary(self) -> str:
-        states = {
-            "passed": "passed",
-            "incomplete": "no violation in the part read, NOT everything read",
-            "failed": f"FAILED ({self.violations} violation(s))",
-        }
-        return f"{self.name}: {states[self.state]}; {self.coverage}"
-
-
-class _Sample:
-    """Counts violations and keeps the first `SAMPLE` ids."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.ids: list[str] = []
-
-    def add(self, doc_id: Any) -> None:
-        self.count += 1
-        if len(self.ids) < SAMPLE:
-            self.ids.append(str(doc_id))
-
-
-class _Scan:
-    """One hinted cursor over `_id_`, projected, stopped after `limit` documents."""
-
-    def __init__(
-        self,
-        col: Collection[dict[str, Any]],
-        projection: dict[str, Any],
-        limit: int,
-        query: dict[str, Any] | None = None,
-    ) -> None:
-        self.col = col
-        self.projection = projection
-        self.limit = limit
-        self.query = query or {}
-        self.scanned = 0
-        self.total = 0
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        self.total = self.col.estimated_document_count()
-        cursor = self.col.find(self.query, self.projection).hint("_id_").batch_size(SCAN_BATCH)
-        if self.limit:
-            cursor = cursor.limit(self.limit)
-        try:
-            for doc in cursor:
-                self.scanned += 1
-                yield doc
-        finally:
-            cursor.close()
-
-    @property
-    def complete(self) -> bool:
-        return self.scanned >= self.total
-
-    def coverage(self, what: str = "") -> str:
-        extent = "every document" if self.complete else f"the first {self.scanned} by _id (limit {self.limit})"
-        return (
-            f"bounded batch scan of {self.col.name} on _id_: {self.scanned} of ~{self.total} documents read "
-            f"({extent}){what}"
-        )
-
-    def counts(self) -> dict[str, int]:
-        return {"scanned": self.scanned, "total": self.total}
-
-
-def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str, complete: bool) -> CheckOutcome:
-    return CheckOutcome(
-        name=name,
-        passed=sample.count == 0,
-        violations=sample.count,
-        sample_ids=sample.ids,
-        counts={"violations": sample.count, **counts},
-        coverage=coverage,
-        complete=complete,
-    )
 
 
 def _chunks(values: list[Any], size: int = LOOKUP_CHUNK) -> Iterator[list[Any]]:
@@ -193,9 +96,9 @@ def _now(now: datetime | None) -> datetime:
 def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """No two `contents` rows share a `source_urls.url` (the second row holding a URL is reported)."""
     col = collection(db, CONTENTS)
-    scan = _Scan(col, {"source_urls.url": 1}, limit)
+    scan = BoundedScan(col, {"source_urls.url": 1}, limit)
     seen: dict[str | None, Any] = {}
-    sample = _Sample()
+    sample = Sample()
     for doc in scan:
         urls = {e.get("url") for e in doc.get("source_urls") or [] if isinstance(e, dict)}
         if any(url in seen and seen[url] != doc["_id"] for url in urls):
@@ -204,7 +107,7 @@ def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT)
             seen.setdefault(url, doc["_id"])
     indexed = _has_unique_index(col, "uniq_contents_source_url")
     counts = {**scan.counts(), "unique_index": int(indexed)}
-    return _outcome(
+    return outcome_of(
         "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url")),
         scan.complete,
     )
@@ -213,9 +116,9 @@ def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT)
 def check_contents_unique_platform_key(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """No two `contents` rows share a `(platform, subtype, platform_key)` (rows without a key are exempt)."""
     col = collection(db, CONTENTS)
-    scan = _Scan(col, {"platform": 1, "subtype": 1, "platform_key": 1}, limit)
+    scan = BoundedScan(col, {"platform": 1, "subtype": 1, "platform_key": 1}, limit)
     seen: set[tuple[Any, ...]] = set()
-    sample = _Sample()
+    sample = Sample()
     for doc in scan:
         if doc.get("platform_key") is None:
             continue
@@ -225,7 +128,7 @@ def check_contents_unique_platform_key(db: Db, *, limit: int = DEFAULT_SCAN_LIMI
         seen.add(key)
     indexed = _has_unique_index(col, "uniq_contents_platform_key")
     counts = {**scan.counts(), "unique_index": int(indexed)}
-    return _outcome(
+    return outcome_of(
         "contents_unique_platform_key",
         sample,
         counts,
@@ -247,9 +150,9 @@ def check_identity_keys(db: Db, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -
     if name not in (ACCOUNTS, VENUES):
         raise ValueError(f"identity keys are checked on accounts and venues, not {name!r}")
     col = collection(db, name)
-    scan = _Scan(col, {"platform": 1, "platform_key": 1}, limit)
+    scan = BoundedScan(col, {"platform": 1, "platform_key": 1}, limit)
     seen: set[tuple[Any, ...]] = set()
-    missing, duplicate, sample = 0, 0, _Sample()
+    missing, duplicate, sample = 0, 0, Sample()
     for doc in scan:
         platform, key = doc.get("platform"), doc.get("platform_key")
         if not (isinstance(platform, str) and platform and isinstance(key, str) and key):
@@ -262,7 +165,7 @@ def check_identity_keys(db: Db, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -
         seen.add((platform, key))
     indexed = _has_unique_index(col, f"uniq_{name}_platform_key")
     counts = {**scan.counts(), "missing_key": missing, "duplicate_key": duplicate, "unique_index": int(indexed)}
-    return _outcome(
+    return outcome_of(
         f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key")),
         scan.complete,
     )
@@ -275,9 +178,9 @@ _LINK_FIELDS = {"object": 1, "object_id": 1, "token_address": 1, "source_url": 1
 
 def check_links_point_at_rows(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Every `token_links.object_id` is the `_id` of a row of the collection its `object` names."""
-    scan = _Scan(collection(db, TOKEN_LINKS), {"object": 1, "object_id": 1}, limit)
+    scan = BoundedScan(collection(db, TOKEN_LINKS), {"object": 1, "object_id": 1}, limit)
     by_kind: dict[str, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
-    sample = _Sample()
+    sample = Sample()
     bad_kind = 0
     for doc in scan:
         kind = doc.get("object")
@@ -304,16 +207,16 @@ def check_links_point_at_rows(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Che
         "target_rows_read": lookups,
     }
     note = f"; then {lookups} _id(s) of contents/accounts/venues read (see _present_ids)"
-    return _outcome("links_point_at_rows", sample, counts, scan.coverage(note), scan.complete)
+    return outcome_of("links_point_at_rows", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """`link_depth` is an integer in 0..LINK_MAX_DEPTH, and every (token, source URL) with links has
     a depth-0 link (its graph's root). Stored links carry no `lineage` (SPEC §4), so this is the
     depth rule the stored shape can be checked against."""
-    scan = _Scan(collection(db, TOKEN_LINKS), _LINK_FIELDS, limit)
+    scan = BoundedScan(collection(db, TOKEN_LINKS), _LINK_FIELDS, limit)
     out_of_range = 0
-    sample = _Sample()
+    sample = Sample()
     groups: dict[tuple[Any, ...], list[Any]] = {}
     rooted: set[tuple[Any, ...]] = set()
     for doc in scan:
@@ -335,14 +238,15 @@ def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome
                 rootless += 1
                 sample.add(link_id)
     counts = {**scan.counts(), "depth_out_of_range": out_of_range, "without_root_link": rootless}
-    return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"), scan.complete)
+    coverage = scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}")
+    return outcome_of("link_depth", sample, counts, coverage, scan.complete)
 
 
 def _settled_links(
     db: Db, limit: int, before: datetime
-) -> tuple[_Scan, dict[Any, dict[Any, list[Any]]]]:
+) -> tuple[BoundedScan, dict[Any, dict[Any, list[Any]]]]:
     """token → source_url → link ids, for links made before `before`."""
-    scan = _Scan(collection(db, TOKEN_LINKS), {"token_address": 1, "source_url": 1, "linked_at": 1}, limit)
+    scan = BoundedScan(collection(db, TOKEN_LINKS), {"token_address": 1, "source_url": 1, "linked_at": 1}, limit)
     tokens: dict[Any, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for doc in scan:
         linked_at = doc.get("linked_at")
@@ -363,7 +267,7 @@ def _present_ids(col: Collection[dict[str, Any]], wanted: Iterable[Any], limit: 
     if len(wanted) <= LOOKUP_CHUNK:
         found = {d["_id"] for d in col.find({"_id": {"$in": wanted}}, {"_id": 1}).hint("_id_")}
         return found, len(found)
-    scan = _Scan(col, {"_id": 1}, limit)
+    scan = BoundedScan(col, {"_id": 1}, limit)
     seen = {d["_id"] for d in scan}
     found = seen.intersection(wanted)
     if not scan.complete:
@@ -381,7 +285,7 @@ def _markers(db: Db, addresses: Iterable[str], limit: int = DEFAULT_SCAN_LIMIT) 
     projection = {"address": 1, "social_urls.url": 1, "social_urls.status": 1}
     found: dict[str, dict[str, Any]] = {}
     if len(wanted) > LOOKUP_CHUNK:
-        scan = _Scan(col, projection, limit)
+        scan = BoundedScan(col, projection, limit)
         found = {d["address"]: d for d in scan if d.get("address") in wanted}
         if scan.complete:
             return found
@@ -402,7 +306,7 @@ def check_links_have_linkable_status(
     Links of tokens without a marker are left to `check_linked_tokens_have_markers`."""
     scan, tokens = _settled_links(db, limit, _now(now) - recent)
     markers = _markers(db, tokens, limit)
-    sample = _Sample()
+    sample = Sample()
     wrong_status, not_in_marker = 0, 0
     for address, urls in tokens.items():
         marker = markers.get(address)
@@ -427,7 +331,7 @@ def check_links_have_linkable_status(
         "url_not_in_marker": not_in_marker,
     }
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note), scan.complete)
+    return outcome_of("links_have_linkable_status", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_linked_tokens_have_markers(
@@ -436,13 +340,13 @@ def check_linked_tokens_have_markers(
     """Every token with links has its `tokens` marker (the ids reported are token addresses)."""
     scan, tokens = _settled_links(db, limit, _now(now) - recent)
     markers = _markers(db, tokens, limit)
-    sample = _Sample()
+    sample = Sample()
     for address in tokens:
         if address not in markers:
             sample.add(address)
     counts = {**scan.counts(), "linked_tokens": len(tokens), "without_marker": sample.count}
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note), scan.complete)
+    return outcome_of("linked_tokens_have_markers", sample, counts, scan.coverage(note), scan.complete)
 
 
 # -- tokens -------------------------------------------------------------------------------------
@@ -450,8 +354,8 @@ def check_linked_tokens_have_markers(
 
 def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Every `tokens.social_urls[].status` is one of the 9 FetchStatus values."""
-    scan = _Scan(collection(db, TOKENS), {"address": 1, "social_urls.status": 1}, limit)
-    sample = _Sample()
+    scan = BoundedScan(collection(db, TOKENS), {"address": 1, "social_urls.status": 1}, limit)
+    sample = Sample()
     bad_urls = 0
     for doc in scan:
         bad = [
@@ -461,7 +365,8 @@ def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOu
             bad_urls += len(bad)
             sample.add(doc.get("address", doc["_id"]))
     counts = {**scan.counts(), "invalid_status_urls": bad_urls}
-    return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"), scan.complete)
+    coverage = scan.coverage("; ids are token addresses")
+    return outcome_of("marker_statuses_valid", sample, counts, coverage, scan.complete)
 
 
 def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
@@ -470,8 +375,8 @@ def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Check
     token whose queue is missing counts too (`missing`): the retry selection cannot see it until
     the next retry run brings it up to date. Ids are token addresses."""
     projection = {"address": 1, "social_urls.status": 1, "social_urls.attempted_at": 1, OLDEST_ATTEMPT: 1}
-    scan = _Scan(collection(db, TOKENS), projection, limit)
-    sample = _Sample()
+    scan = BoundedScan(collection(db, TOKENS), projection, limit)
+    sample = Sample()
     missing, wrong = 0, 0
     for doc in scan:
         elements = [e for e in doc.get("social_urls") or [] if isinstance(e, dict)]
@@ -486,7 +391,7 @@ def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Check
         sample.add(doc.get("address", doc["_id"]))
     counts = {**scan.counts(), "missing": missing, "wrong": wrong}
     note = f"; {OLDEST_ATTEMPT} derived again from social_urls and compared; ids are token addresses"
-    return _outcome("retry_queue_exact", sample, counts, scan.coverage(note), scan.complete)
+    return outcome_of("retry_queue_exact", sample, counts, scan.coverage(note), scan.complete)
 
 
 # -- metric_series ------------------------------------------------------------------------------
@@ -494,8 +399,8 @@ def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Check
 
 def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
     """Each series' `points[].at` are in time order and there are at most SERIES_POINT_CAP of them."""
-    scan = _Scan(collection(db, METRIC_SERIES), {"points.at": 1}, limit)
-    sample = _Sample()
+    scan = BoundedScan(collection(db, METRIC_SERIES), {"points.at": 1}, limit)
+    sample = Sample()
     unordered, over_cap = 0, 0
     for doc in scan:
         points = doc.get("points") or []
@@ -512,7 +417,7 @@ def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Ch
             sample.add(doc["_id"])
     counts = {**scan.counts(), "unordered": unordered, "over_cap": over_cap}
     coverage = scan.coverage(f"; cap {SERIES_POINT_CAP} points")
-    return _outcome("metric_series_points", sample, counts, coverage, scan.complete)
+    return outcome_of("metric_series_points", sample, counts, coverage, scan.complete)
 
 
 # -- record_inbox -------------------------------------------------------------------------------
@@ -535,7 +440,7 @@ def check_inbox_entries_moving(
         {"state": {"$in": open_states}}, {"token_address": 1, "received_at": 1, "last_event_at": 1, "state": 1}
     )
     cursor = cursor.hint("idx_inbox_state").batch_size(SCAN_BATCH).limit(limit)
-    sample = _Sample()
+    sample = Sample()
     read = 0
     oldest: datetime | None = None
     for doc in cursor:
@@ -553,7 +458,7 @@ def check_inbox_entries_moving(
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"
     )
-    return _outcome("inbox_entries_moving", sample, counts, coverage, complete=not limit or read < limit)
+    return outcome_of("inbox_entries_moving", sample, counts, coverage, complete=not limit or read < limit)
 
 
 #: Every check, by name, with the collection (asset) it belongs to. Used by the bench and the CLI-free callers.

@@ -341,6 +341,7 @@ def plan_launches(
     entries += [e for e in due if e.token_address not in seen]
     if not entries:
         return plan
+
     def finish_done(candidates: list[InboxEntry]) -> list[InboxEntry]:
         """Remove the entries whose marker reads back (after lowering its time); return the rest."""
         recorded = set(existing_addresses([e.token_address for e in candidates]))
@@ -366,58 +367,97 @@ def plan_launches(
     if claimed:
         gone = {e.token_address for e in claimed} - {e.token_address for e in finish_done(claimed)}
         rest = [e for e in rest if e.token_address not in gone]
+    _step_entries(inbox, rest, active_tokens, ended, now, limits, plan)
+    return plan
+
+
+#: `_entry_update`'s answer for an idle entry past the retention: remove it.
+_EXPIRE = "expire"
+
+
+def _step_entries(
+    inbox: RecordInbox,
+    entries: list[InboxEntry],
+    active_tokens: Collection[str],
+    ended: Mapping[str, EndedRun],
+    now: datetime,
+    limits: TickLimits,
+    plan: LaunchPlan,
+) -> None:
+    """Move every entry one step (up to `max_launches` launches); one write for all of them."""
     transitions: list[tuple[InboxEntry, dict]] = []
     expired: list[str] = []
-    for entry in rest:
+    for entry in entries:
         if len(plan.launches) >= limits.max_launches:
             break
-        active = entry.token_address in active_tokens
-        launched = {"state": LAUNCHED, "launched_at": now, "relaunch": False}
-        if entry.state == PENDING:
-            if active:
-                plan.waiting += 1
-                continue
-            transitions.append((entry, {"$set": launched}))
-            plan.launches.append(_launch(entry, entry.generation))
-        elif entry.state == LAUNCHED:
-            if active:
-                if entry.relaunch:  # the active run answers that event
-                    transitions.append((entry, {"$set": {"relaunch": False}}))
-                plan.waiting += 1
-            elif not entry.relaunch and entry.run_key in ended:  # ended without a marker: backoff now
-                transitions.append((entry, _after_run(entry, ended[entry.run_key], now, limits, plan)))
-            elif _within_grace(entry, now, limits):
-                # Same key: a no-op if the run exists, a rescue if the request was lost. An event's
-                # relaunch after a run that ended without a marker waits for the grace (a hot token
-                # whose run keeps failing or whose upstream does not know it costs one run per grace
-                # period).
-                plan.launches.append(_launch(entry, entry.generation))
-                plan.rerequested += 1
-            elif entry.relaunch:  # its run ended without a marker and an event asked again
-                transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
-                plan.launches.append(_launch(entry, entry.generation + 1))
-            else:  # past the grace and still no run: the request was lost
-                transitions.append((entry, _after_run(entry, None, now, limits, plan)))
-        elif entry.state == RETRYING:
-            if active:  # someone else launched it (by hand): look again after its run
-                transitions.append((entry, {"$set": {"check_at": now + limits.backoff[0]}}))
-                plan.waiting += 1
-                continue
-            transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}, "$unset": {"check_at": ""}}))
-            plan.launches.append(_launch(entry, entry.generation + 1))
-            plan.relaunched += 1
-        elif (
-            entry.state == IDLE
-            and entry.last_event_at is not None
-            and now - entry.last_event_at > limits.idle_retention
-        ):
+        update = _entry_update(entry, entry.token_address in active_tokens, ended, now, limits, plan)
+        if update == _EXPIRE:
             expired.append(entry.token_address)
-        else:  # idle or stuck, no marker yet: look again later
-            transitions.append((entry, {"$set": {"check_at": now + limits.sweep_interval}}))
+        elif isinstance(update, dict):
+            transitions.append((entry, update))
     inbox.apply(transitions)
     if expired:
         plan.expired = inbox.remove(expired)
-    return plan
+
+
+def _entry_update(
+    entry: InboxEntry,
+    active: bool,
+    ended: Mapping[str, EndedRun],
+    now: datetime,
+    limits: TickLimits,
+    plan: LaunchPlan,
+) -> dict | str | None:
+    """The update of one entry (None: unchanged; `_EXPIRE`: remove it), counting in `plan`."""
+    launched = {"state": LAUNCHED, "launched_at": now, "relaunch": False}
+    if entry.state == PENDING:
+        if active:
+            plan.waiting += 1
+            return None
+        plan.launches.append(_launch(entry, entry.generation))
+        return {"$set": launched}
+    if entry.state == LAUNCHED:
+        return _launched_update(entry, active, ended, now, limits, plan)
+    if entry.state == RETRYING:
+        if active:  # someone else launched it (by hand): look again after its run
+            plan.waiting += 1
+            return {"$set": {"check_at": now + limits.backoff[0]}}
+        plan.launches.append(_launch(entry, entry.generation + 1))
+        plan.relaunched += 1
+        return {"$set": launched, "$inc": {"generation": 1}, "$unset": {"check_at": ""}}
+    if entry.state == IDLE and entry.last_event_at is not None and now - entry.last_event_at > limits.idle_retention:
+        return _EXPIRE
+    # idle or stuck, no marker yet: look again later
+    return {"$set": {"check_at": now + limits.sweep_interval}}
+
+
+def _launched_update(
+    entry: InboxEntry,
+    active: bool,
+    ended: Mapping[str, EndedRun],
+    now: datetime,
+    limits: TickLimits,
+    plan: LaunchPlan,
+) -> dict | None:
+    """The update of an entry whose run was requested."""
+    if active:
+        plan.waiting += 1
+        return {"$set": {"relaunch": False}} if entry.relaunch else None  # the active run answers that event
+    if not entry.relaunch and entry.run_key in ended:  # ended without a marker: backoff now
+        return _after_run(entry, ended[entry.run_key], now, limits, plan)
+    if _within_grace(entry, now, limits):
+        # Same key: a no-op if the run exists, a rescue if the request was lost. An event's
+        # relaunch after a run that ended without a marker waits for the grace (a hot token
+        # whose run keeps failing or whose upstream does not know it costs one run per grace
+        # period).
+        plan.launches.append(_launch(entry, entry.generation))
+        plan.rerequested += 1
+        return None
+    if entry.relaunch:  # its run ended without a marker and an event asked again
+        plan.launches.append(_launch(entry, entry.generation + 1))
+        return {"$set": {"state": LAUNCHED, "launched_at": now, "relaunch": False}, "$inc": {"generation": 1}}
+    # past the grace and still no run: the request was lost
+    return _after_run(entry, None, now, limits, plan)
 
 
 def _within_grace(entry: InboxEntry, now: datetime, limits: TickLimits) -> bool:

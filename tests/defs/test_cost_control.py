@@ -57,13 +57,13 @@ class StandIns:
 @pytest.fixture
 def stand_ins(redis_url):
     s = StandIns(redis_url)
-    with short_links_resolved_by(s.server.url):
-        yield s
+    yield s
     s.close()
 
 
 def resources(s: StandIns, mongo_uri, db, redis_url, *, paid: bool) -> dict:
     res = job_resources(s.server.url, mongo_uri, db.name, redis_url)
+    res["generators"] = short_links_resolved_by(res["generators"], s.server.url)
     res["recording"] = RecordingSettingsResource(
         enable_paid="true" if paid else "false", retry_min_interval_minutes="0"
     )
