@@ -390,8 +390,7 @@ def resolve_env(resource: dg.ConfigurableResource) -> dg.ConfigurableResource:
     values: dict[str, Any] = {}
     for name in type(resource).model_fields:
         value = getattr(resource, name)
-        # `EnvVar` and `EnvVar.int(...)` (an int subclass, not an `EnvVar`) both name their variable.
-        if isinstance(value, dg.EnvVar) or hasattr(value, "env_var_name"):
+        if isinstance(value, dg.EnvVar) or hasattr(value, "env_var_name"):  # EnvVar.int is an int subclass
             if value.env_var_name not in os.environ:
                 raise SettingError(f"{value.env_var_name} is not set in this process's environment; set it in the "
                                    "deployment (docs/configuration.md) and restart or reload.")

@@ -91,11 +91,25 @@ def _text_holds(doc: dict[str, Any], address: str) -> bool:
     return any(address in (text.get(part) or "") for part in ("primary", "body"))
 
 
-def signals_for(
-    reads: SignalStore, tokens: list[dict[str, Any]], cutoff: datetime, now: datetime
-) -> list[dict[str, Any]]:
-    """The signal documents of `tokens` (each with address, discovered_at, fingerprints) as of `cutoff`."""
-    addresses = [t["address"] for t in tokens]
+@dataclass
+class _Linked:
+    """What the tokens' own links reach as of the cutoff (a content's creator counts as linked)."""
+
+    contents: dict[str, set[ObjectId]]
+    accounts: dict[str, set[ObjectId]]
+    venues: dict[str, set[ObjectId]]
+    #: (token, object) → the token's earliest link to it
+    own_first: dict[tuple[str, ObjectId], datetime]
+    content_rows: dict[ObjectId, dict[str, Any]]
+    account_rows: dict[ObjectId, dict[str, Any]]
+    venue_rows: dict[ObjectId, dict[str, Any]]
+
+
+def _union(groups: dict[str, set[ObjectId]]) -> set[ObjectId]:
+    return set().union(*groups.values()) if groups else set()
+
+
+def _read_linked(reads: SignalStore, addresses: list[str], cutoff: datetime) -> _Linked:
     contents: dict[str, set[ObjectId]] = defaultdict(set)
     accounts: dict[str, set[ObjectId]] = defaultdict(set)
     venues: dict[str, set[ObjectId]] = defaultdict(set)
@@ -106,21 +120,29 @@ def signals_for(
         key = (address, oid)
         if key not in own_first or link["linked_at"] < own_first[key]:
             own_first[key] = link["linked_at"]
-
-    content_ids = set().union(*contents.values()) if contents else set()
-    content_rows = {d["_id"]: d for d in reads.contents_by_id(content_ids, ("creator_id", "platform", "text"))}
+    content_rows = {d["_id"]: d for d in reads.contents_by_id(_union(contents), ("creator_id", "platform", "text"))}
     for address, ids in contents.items():  # the creator of a linked content counts as linked
         accounts[address] |= {content_rows[c]["creator_id"] for c in ids if content_rows.get(c, {}).get("creator_id")}
-    account_ids = set().union(*accounts.values()) if accounts else set()
-    account_rows = {d["_id"]: d for d in reads.accounts_by_id(account_ids)}
-    venue_ids = set().union(*venues.values()) if venues else set()
-    venue_rows = {d["_id"]: d for d in reads.venues_by_id(venue_ids)}
+    account_rows = {d["_id"]: d for d in reads.accounts_by_id(_union(accounts))}
+    venue_rows = {d["_id"]: d for d in reads.venues_by_id(_union(venues))}
+    return _Linked(contents, accounts, venues, own_first, content_rows, account_rows, venue_rows)
 
-    # Other tokens' links (≤ cutoff) to the same contents, to the same accounts, and to contents
-    # those accounts created: content reuse and prior tokens with the same accounts.
+
+@dataclass
+class _Others:
+    """Other tokens' links (≤ cutoff) to the same contents, to the same accounts, and to contents those
+    accounts created: content reuse and prior tokens with the same accounts."""
+
+    links_by_object: dict[ObjectId, list[dict[str, Any]]]
+    tokens_of_account: dict[ObjectId, set[str]]
+    discovered: dict[str, datetime]
+
+
+def _read_others(reads: SignalStore, linked: _Linked, cutoff: datetime) -> _Others:
+    account_ids = _union(linked.accounts)
     created = {d["_id"]: d["creator_id"] for d in reads.content_ids_by_creators(account_ids)}
     links_by_object: dict[ObjectId, list[dict[str, Any]]] = defaultdict(list)
-    for link in reads.links_to_objects(content_ids | account_ids | set(created), cutoff):
+    for link in reads.links_to_objects(_union(linked.contents) | account_ids | set(created), cutoff):
         links_by_object[link["object_id"]].append(link)
     tokens_of_account: dict[ObjectId, set[str]] = defaultdict(set)
     for oid, links in links_by_object.items():
@@ -131,7 +153,13 @@ def signals_for(
                 tokens_of_account[created[oid]].add(link["token_address"])
     account_tokens = set().union(*tokens_of_account.values()) if tokens_of_account else set()
     discovered = {d["address"]: d["discovered_at"] for d in reads.tokens_by_address(account_tokens)}
+    return _Others(links_by_object, tokens_of_account, discovered)
 
+
+def _read_same_domain(
+    reads: SignalStore, tokens: list[dict[str, Any]], cutoff: datetime
+) -> tuple[dict[str, list[str]], dict[str, dict[str, datetime]]]:
+    """(each token's `domain:` fingerprints, fingerprint → earlier tokens carrying it with their times)."""
     fingerprints = {
         t["address"]: sorted(f for f in t.get("fingerprints") or [] if f.startswith(DOMAIN_PREFIX)) for t in tokens
     }
@@ -142,79 +170,101 @@ def signals_for(
         for fp in other.get("fingerprints") or []:
             if fp in all_fps:
                 same_domain[fp][other["address"]] = other["discovered_at"]
+    return fingerprints, same_domain
 
-    wallet_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+def _read_wallet_holders(reads: SignalStore, addresses: list[str], cutoff: datetime) -> dict[str, list[dict[str, Any]]]:
+    holders: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for account in reads.accounts_with_wallets(addresses, cutoff):
         for wallet in account.get("known_wallets") or []:
-            wallet_rows[wallet].append(
+            holders[wallet].append(
                 {"account_id": account["_id"], "platform": account["platform"], "platform_key": account["platform_key"]}
             )
+    return holders
 
-    series = {d["object_id"]: d for d in reads.content_series(content_ids)}
 
+def _account_age(linked: _Linked, address: str, found_at: datetime) -> dict[str, Any] | None:
+    by_platform: dict[str, float] = {}
+    youngest: tuple[float, str] | None = None
+    for account_id in linked.accounts.get(address, ()):
+        row = linked.account_rows.get(account_id)
+        if row is None or row.get("account_created_at") is None:
+            continue
+        days = round((found_at - row["account_created_at"]) / _DAY, 6)
+        platform = row["platform"]
+        by_platform[platform] = min(days, by_platform.get(platform, days))
+        if youngest is None or (days, str(account_id)) < youngest:
+            youngest = (days, str(account_id))
+    if youngest is None:
+        return None
+    return {"min": youngest[0], "account_id": ObjectId(youngest[1]), "by_platform": dict(sorted(by_platform.items()))}
+
+
+def _reused_contents(linked: _Linked, others: _Others, address: str) -> list[dict[str, Any]]:
+    reused = []
+    for content_id in sorted(linked.contents.get(address, ()), key=str):
+        mine = linked.own_first[(address, content_id)]
+        earlier = sorted(
+            (link["linked_at"], link["token_address"])
+            for link in others.links_by_object.get(content_id, ())
+            if link["token_address"] != address and link["linked_at"] < mine
+        )
+        if earlier:
+            first_at, first_token = earlier[0]
+            reused.append({"content_id": content_id, "first_token": first_token, "first_linked_at": first_at})
+    return reused
+
+
+def _ca_exposures(linked: _Linked, address: str, holders: list[dict[str, Any]]) -> dict[str, int]:
+    return {
+        "account_bios": len(holders),
+        "venue_descriptions": sum(
+            1
+            for v in linked.venues.get(address, ())
+            if address in (linked.venue_rows.get(v, {}).get("description") or "")
+        ),
+        "content_texts": sum(
+            1 for c in linked.contents.get(address, ()) if _text_holds(linked.content_rows.get(c, {}), address)
+        ),
+    }
+
+
+def signals_for(
+    reads: SignalStore, tokens: list[dict[str, Any]], cutoff: datetime, now: datetime
+) -> list[dict[str, Any]]:
+    """The signal documents of `tokens` (each with address, discovered_at, fingerprints) as of `cutoff`."""
+    addresses = [t["address"] for t in tokens]
+    linked = _read_linked(reads, addresses, cutoff)
+    others = _read_others(reads, linked, cutoff)
+    fingerprints, same_domain = _read_same_domain(reads, tokens, cutoff)
+    wallet_holders = _read_wallet_holders(reads, addresses, cutoff)
+    series = {d["object_id"]: d for d in reads.content_series(_union(linked.contents))}
     docs = []
     for token in tokens:
         address, found_at = token["address"], token["discovered_at"]
         doc: dict[str, Any] = {"token_address": address, "discovered_at": found_at}
-
-        by_platform: dict[str, float] = {}
-        youngest: tuple[float, str] | None = None
-        for account_id in accounts.get(address, ()):
-            row = account_rows.get(account_id)
-            if row is None or row.get("account_created_at") is None:
-                continue
-            days = round((found_at - row["account_created_at"]) / _DAY, 6)
-            platform = row["platform"]
-            by_platform[platform] = min(days, by_platform.get(platform, days))
-            if youngest is None or (days, str(account_id)) < youngest:
-                youngest = (days, str(account_id))
-        if youngest is not None:
-            doc["account_age_days"] = {
-                "min": youngest[0],
-                "account_id": ObjectId(youngest[1]),
-                "by_platform": dict(sorted(by_platform.items())),
-            }
-
-        reused = []
-        for content_id in sorted(contents.get(address, ()), key=str):
-            mine = own_first[(address, content_id)]
-            earlier = sorted(
-                (link["linked_at"], link["token_address"])
-                for link in links_by_object.get(content_id, ())
-                if link["token_address"] != address and link["linked_at"] < mine
-            )
-            if earlier:
-                first_at, first_token = earlier[0]
-                reused.append({"content_id": content_id, "first_token": first_token, "first_linked_at": first_at})
-        doc["reused_contents"] = reused
-
+        age = _account_age(linked, address, found_at)
+        if age is not None:
+            doc["account_age_days"] = age
+        doc["reused_contents"] = _reused_contents(linked, others, address)
         domain_candidates: dict[str, datetime] = {}
         for fp in fingerprints[address]:
             domain_candidates.update(same_domain.get(fp, {}))
         doc["prior_tokens_same_domain"] = _others(domain_candidates, address, found_at)
-
         account_candidates = {
-            other: discovered[other]
-            for account_id in accounts.get(address, ())
-            for other in tokens_of_account.get(account_id, ())
-            if other in discovered
+            other: others.discovered[other]
+            for account_id in linked.accounts.get(address, ())
+            for other in others.tokens_of_account.get(account_id, ())
+            if other in others.discovered
         }
         doc["prior_tokens_same_accounts"] = _others(account_candidates, address, found_at)
-
-        holders = sorted(wallet_rows.get(address, []), key=lambda a: str(a["account_id"]))
+        holders = sorted(wallet_holders.get(address, []), key=lambda a: str(a["account_id"]))
         doc["wallet_accounts"] = holders
-        doc["ca_exposures"] = {
-            "account_bios": len(holders),
-            "venue_descriptions": sum(
-                1 for v in venues.get(address, ()) if address in (venue_rows.get(v, {}).get("description") or "")
-            ),
-            "content_texts": sum(1 for c in contents.get(address, ()) if _text_holds(content_rows.get(c, {}), address)),
-        }
-
-        candidates = [v for c in contents.get(address, ()) if c in series and (v := _velocity(series[c], cutoff))]
+        doc["ca_exposures"] = _ca_exposures(linked, address, holders)
+        contents = linked.contents.get(address, ())
+        candidates = [v for c in contents if c in series and (v := _velocity(series[c], cutoff))]
         if candidates:
             doc["velocity"] = max(candidates, key=lambda v: (v["per_hour"], str(v["content_id"])))
-
         doc["computed_at"] = now
         doc["input_cutoff"] = cutoff
         docs.append(doc)
