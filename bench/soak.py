@@ -72,7 +72,7 @@ import yaml  # noqa: E402
 from pymongo import MongoClient  # noqa: E402
 
 from bench.burst import spawn, stop  # noqa: E402
-from bench.faults import X_KEY, StandIns, address, duplicates  # noqa: E402
+from bench.faults import SOLTRACKER_KEY, X_KEY, StandIns, address, duplicates  # noqa: E402
 from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
 from socialrec_pipeline.defs.paid_pool import PAID_POOL  # noqa: E402
 from socialrec_pipeline.recording.locks import TOKEN_LOCK_PREFIX  # noqa: E402
@@ -85,7 +85,6 @@ from socialrec_pipeline.stream.inbox import STUCK  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SHARED_RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
-SOLTRACKER_KEY = "soak-soltracker-key"
 RSS_LIMIT_PCT = 20.0
 SLOW_HANDLE, FAILING_HANDLE = "slowkol", "failkol"
 POISON = [
@@ -207,15 +206,21 @@ def pool_slots(instance: dg.DagsterInstance | None) -> int:
 
 
 def rss_growth(samples: dict[str, list[tuple[float, int]]]) -> tuple[float, dict[str, float]]:
-    """Per role: mean RSS of the last quarter of its samples against the first quarter, in %."""
+    """Per long-lived process (`role` or `role pid`): mean RSS over the last quarter of the soak's
+    sampling period against the first quarter, in %. Long-lived = sampled in both quarters; a
+    process restarted by a fault is two shorter-lived ones, neither compared."""
+    stamps = [at for points in samples.values() for at, _ in points]
+    if not stamps:
+        return 0.0, {}
+    start, end = min(stamps), max(stamps)
+    quarter = (end - start) / 4
     per_role: dict[str, float] = {}
     for role, points in samples.items():
-        values = [rss for _, rss in points if rss > 0]
-        if len(values) < 4:
+        first = [rss for at, rss in points if at <= start + quarter and rss > 0]
+        last = [rss for at, rss in points if at >= end - quarter and rss > 0]
+        if not first or not last:
             continue
-        quarter = max(1, len(values) // 4)
-        first, last = sum(values[:quarter]) / quarter, sum(values[-quarter:]) / quarter
-        per_role[role] = 100.0 * (last - first) / first
+        per_role[role] = 100.0 * (sum(last) / len(last) - sum(first) / len(first)) / (sum(first) / len(first))
     return (max(per_role.values()) if per_role else 0.0), per_role
 
 
@@ -266,7 +271,10 @@ def audit(
         wrong = {t for t in times if t != marker_at}
         if wrong:
             result.inconsistent += 1
-            result.details.append(f"links of {addr[:8]}… carry first_transfer_at {sorted(wrong)} != marker {marker_at}")
+            copies = ", ".join(sorted(str(t)[:19] for t in wrong))
+            result.details.append(
+                f"links of {addr[:8]}… carry first_transfer_at {copies} != marker {str(marker_at)[:19]}"
+            )
     result.leaked_locks = sum(1 for _ in redis_client.scan_iter(match=f"{TOKEN_LOCK_PREFIX}*", count=1000))
     result.leaked_slots = pool_slots(instance)
     unsettled = Counter(d.get("state") for d in inbox.values() if d.get("state") != STUCK)
@@ -342,6 +350,8 @@ class Soak:
         self.sampling = threading.Event()
         self.lock = threading.Lock()
         self.now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        self.stand_ins_started = False
+        self.settled_in: float | None = None
 
     # -- set-up -----------------------------------------------------------------------------------
     def start_services(self) -> None:
@@ -361,6 +371,7 @@ class Soak:
                 self.rabbit = None
         self.broker_note = why_not or ""
         self.stand_ins.start()
+        self.stand_ins_started = True
         connection = self._connection()
         try:
             connection.channel().exchange_declare(self.exchange, exchange_type="topic", durable=True)
@@ -392,7 +403,7 @@ class Soak:
             "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES": "1",
             "SOCIALREC_RECONCILE_START": (self.now_hour - timedelta(hours=3)).strftime("%Y-%m-%d-%H:%M"),
             "SOAK_RELAUNCH_SCALE": str(self.args.relaunch_scale),
-            "SOAK_SCHEDULE_MINUTES": "1",
+            "SOAK_SCHEDULE_MINUTES": str(self.args.schedule_minutes),
             "SOCIALREC_CELERY_BROKER_URL": self.rabbit_url,
             "SOCIALREC_CELERY_RUN_QUEUE": self.celery_queue,
         }
@@ -588,11 +599,12 @@ class Soak:
             if self.args.celery_run_workers:  # a pool child of a Celery worker runs the run
                 parents = {w.pid for w in self.workers}
                 return [r for r in mine if r[1] in parents and r[4] > 1.5]
-            return [r for r in mine if "execute_run" in r[3] and r[4] > 1.5]
+            # The default launcher's code server starts each run in a multiprocessing child.
+            return [r for r in mine if ("spawn_main" in r[3] or "execute_run" in r[3]) and r[4] > 1.5]
 
-        found = self._wait_for(victim, 120, 0.2)
+        found = self._wait_for(victim, 60, 0.2)
         if not found:
-            return "no run worker was running within 120 s"
+            return "no run worker was running within 60 s"
         pid = found[0][0]
         os.kill(pid, signal.SIGKILL)
         return f"SIGKILL run worker pid {pid} ({found[0][4]:.1f} s old)"
@@ -677,24 +689,24 @@ class Soak:
     def sample_rss(self) -> None:
         while not self.sampling.is_set():
             table = proc_table()
-            roles: dict[str, int] = defaultdict(int)
             workers = {w.pid for w in self.workers}
-            for pid, _ppid, pgid, cmd, _age, rss in table:
-                if self.daemon is not None and pid == self.daemon.pid:
-                    roles["daemon"] += rss
-                elif pgid in self.pgids and "grpc" in cmd and "execute_run" not in cmd:
-                    roles["code server"] += rss
-                elif pid in workers:
-                    roles["celery worker"] += rss
-                elif self.mongo.pid and pid == self.mongo.pid:
-                    roles["secantusdb"] += rss
-                elif self.redis.pid and pid == self.redis.pid:
-                    roles["redis"] += rss
-                elif self.rabbit is not None and self.rabbit.pid and pgid == self.rabbit.pid and "beam" in cmd:
-                    roles["rabbitmq"] += rss
             now = time.monotonic()
-            for role, rss in roles.items():
-                self.rss[role].append((now, rss))
+            for pid, _ppid, pgid, cmd, _age, rss in table:
+                role = None
+                if pgid in self.pgids and "dagster-daemon" in cmd:
+                    role = "daemon"
+                elif pgid in self.pgids and " api grpc" in cmd:
+                    role = "code server"
+                elif pid in workers:
+                    role = "celery worker"
+                elif self.mongo.pid and pid == self.mongo.pid:
+                    role = "secantusdb"
+                elif self.redis.pid and pid == self.redis.pid:
+                    role = "redis"
+                elif self.rabbit is not None and self.rabbit.pid and pgid == self.rabbit.pid and "beam" in cmd:
+                    role = "rabbitmq"
+                if role is not None:
+                    self.rss[f"{role} {pid}"].append((now, rss))
             self.sampling.wait(5)
 
     def settled(self, instance: dg.DagsterInstance) -> str | None:
@@ -706,8 +718,9 @@ class Soak:
             client.close()
         open_states = {k: v for k, v in states.items() if k in ("pending", "launched", "retrying")}
         active = instance.get_runs_count(
-            filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING,
-                                            dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.NOT_STARTED])
+            filters=dg.RunsFilter(job_name="record_token_job", statuses=[
+                dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
+                dg.DagsterRunStatus.NOT_STARTED])
         )  # fmt: skip
         depth = self.queue_depth()
         if open_states or active or depth:
@@ -726,7 +739,8 @@ class Soak:
         grace, steps = 300 * args.relaunch_scale, [m * 60 * args.relaunch_scale for m in (1, 5, 15, 60, 60, 60)]
         print(f"deploy-time settings of this bench: relaunch grace and backoff x{args.relaunch_scale:g} "
               f"(grace {grace:.0f} s, steps {', '.join(f'{s:.0f}' for s in steps)} s); retry (error) and "
-              "reconcile (last closed hour) schedules every minute; SOCIALREC_RETRY_MIN_INTERVAL_MINUTES=1")
+              f"reconcile (last closed hour) schedules every {args.schedule_minutes} min; "
+              "SOCIALREC_RETRY_MIN_INTERVAL_MINUTES=1")
         print("fault schedule (seconds after the stream starts):")
         for at, name in plan:
             print(f"  +{at:5.0f}s {name}")
@@ -744,7 +758,12 @@ class Soak:
             self.publish_time(warm, "warm-up")
             client = MongoClient(self.mongo.uri, serverSelectionTimeoutMS=5000)
             started = time.monotonic()
-            if not self._wait_for(lambda: client[self.db_name]["tokens"].find_one({"address": warm.address}), 300, 1):
+            def warm_recorded():
+                if self.daemon is None or self.daemon.poll() is not None:
+                    raise SystemExit(f"the daemon exited; see {self.home}/daemon-0.log")
+                return client[self.db_name]["tokens"].find_one({"address": warm.address})
+
+            if not self._wait_for(warm_recorded, 300, 1):
                 raise SystemExit(f"warm-up token never recorded; see {self.home}/daemon-0.log")
             client.close()
             log(f"warm-up recorded after {time.monotonic() - started:.0f} s; stream starts")
@@ -772,7 +791,8 @@ class Soak:
                 quiet = quiet + 1 if why is None else 0
                 if quiet >= 3:  # 30 s with nothing open, no active run, empty queue
                     break
-            log(f"settled after {time.monotonic() - settle_from:.0f} s" if why is None else f"settle timed out: {why}")
+            self.settled_in = time.monotonic() - settle_from if why is None else None
+            log(f"settled after {self.settled_in:.0f} s" if why is None else f"settle timed out: {why}")
             load_to = os.getloadavg()
             self.sampling.set()
             sampler.join(timeout=10)
@@ -803,6 +823,9 @@ class Soak:
         _, per_role = rss_growth(self.rss)
         print_audit(result, per_role)
         breaches = result.breaches()
+        print(f"soak_settled: {'yes' if self.settled_in is not None else 'no'}")
+        if self.settled_in is None:
+            breaches.append("not settled")
         print(f"soak_breaches: {', '.join(breaches) if breaches else 'none'}")
         return 1 if breaches else 0
 
@@ -823,7 +846,8 @@ class Soak:
                 channel.queue_delete(queue)
             channel.exchange_delete(self.exchange)
             connection.close()
-        self.stand_ins.stop()
+        if self.stand_ins_started:
+            self.stand_ins.stop()
         for service in (self.rabbit, self.mongo, self.redis):
             if service is not None:
                 service.cleanup()
@@ -857,7 +881,7 @@ def self_test(args: argparse.Namespace) -> int:
         db_name = f"soak_selftest_{uuid.uuid4().hex[:6]}"
         resources = stand_in_resources(
             stand_ins.url, mongo_uri=own_mongo.uri, database=db_name, redis_url=own_redis.url,
-            soltracker_key="faults-soltracker-key", x_key=X_KEY, recording=RecordingSettingsResource(),
+            soltracker_key=SOLTRACKER_KEY, x_key=X_KEY, recording=RecordingSettingsResource(),
         )  # fmt: skip
         ledger = Ledger()
         base_at = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
@@ -938,7 +962,8 @@ def self_test(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=5)
-    parser.add_argument("--rate", type=float, default=20, help="events per minute")
+    parser.add_argument("--rate", type=float, default=12, help="events per minute")
+    parser.add_argument("--schedule-minutes", type=int, default=2, help="retry / reconcile schedule interval")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--settle-minutes", type=float, default=8)
     parser.add_argument("--relaunch-scale", type=float, default=0.01, help="relaunch grace and backoff multiplier")
