@@ -18,8 +18,8 @@ from datetime import UTC, timedelta
 
 import dagster as dg
 
+from socialrec_pipeline.defs import definitions as project
 from socialrec_pipeline.defs import token_flow
-from socialrec_pipeline.defs.definitions import defs as project_defs
 from socialrec_pipeline.defs.reconcile import reconcile_job
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.stream.intake import TickLimits
@@ -59,18 +59,18 @@ def soak_reconcile_schedule(context: dg.ScheduleEvaluationContext):
 
 def _schedules() -> list:
     if not _minutes:
-        return list(project_defs.schedules or [])
+        return list(project.defs.schedules or [])
     # The hourly retry and reconcile schedules give way to the frequent ones; the rest stay.
-    kept = [s for s in project_defs.schedules or [] if s.name not in (retry_schedule.name, "reconcile_schedule")]
+    kept = [s for s in project.defs.schedules or [] if s.name not in (retry_schedule.name, "reconcile_schedule")]
     return [*kept, soak_retry_schedule, soak_reconcile_schedule]
 
 
 defs = dg.Definitions(
-    assets=project_defs.assets,
-    asset_checks=project_defs.asset_checks,
-    jobs=project_defs.jobs,
+    assets=project.defs.assets,
+    asset_checks=project.defs.asset_checks,
+    jobs=project.defs.jobs,
     schedules=_schedules(),
-    sensors=project_defs.sensors,
-    resources=project_defs.resources,
+    sensors=project.defs.sensors,
+    resources=project.defs.resources,
 )
 
