@@ -82,6 +82,9 @@ from socialrec_pipeline.sandbox.soltracker import upstream_token  # noqa: E402
 from socialrec_pipeline.stream.broker import EXCHANGE, ROUTING_KEY, declare_topology, queue_name_for  # noqa: E402
 from socialrec_pipeline.stream.inbox import STUCK  # noqa: E402
 
+#: Inbox states that still lead to a run without anyone's help.
+OPEN_STATES = ("pending", "launched", "retrying")
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SHARED_RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -177,6 +180,7 @@ class Ledger:
 class Audit:
     lost: int = 0
     stuck: int = 0
+    pending: int = 0
     duplicated: int = 0
     inconsistent: int = 0
     leaked_locks: int = 0
@@ -206,16 +210,19 @@ def pool_slots(instance: dg.DagsterInstance | None) -> int:
 
 
 def rss_growth(samples: dict[str, list[tuple[float, int]]]) -> tuple[float, dict[str, float]]:
-    """Per long-lived process (`role` or `role pid`): mean RSS over the last quarter of the soak's
-    sampling period against the first quarter, in %. Long-lived = sampled in both quarters; a
-    process restarted by a fault is two shorter-lived ones, neither compared."""
+    """Per long-lived process (`role pid`): mean RSS over the last quarter of its samples against
+    the first quarter, in %. Long-lived = sampled over at least half of the whole sampling window:
+    of a process restarted by a fault, the longer-lived of the two may qualify."""
     stamps = [at for points in samples.values() for at, _ in points]
     if not stamps:
         return 0.0, {}
-    start, end = min(stamps), max(stamps)
-    quarter = (end - start) / 4
+    window = max(stamps) - min(stamps)
     per_role: dict[str, float] = {}
     for role, points in samples.items():
+        start, end = min(at for at, _ in points), max(at for at, _ in points)
+        if not window or end - start < window / 2:
+            continue  # not long-lived: restarted by a fault (or started late)
+        quarter = (end - start) / 4
         first = [rss for at, rss in points if at <= start + quarter and rss > 0]
         last = [rss for at, rss in points if at >= end - quarter and rss > 0]
         if not first or not last:
@@ -243,6 +250,9 @@ def audit(
         entry = inbox.get(p.address)
         if entry and entry.get("state") == STUCK and entry.get("failures") and entry.get("last_failed_run_id"):
             result.stuck += 1
+            continue
+        if entry and entry.get("state") in OPEN_STATES:
+            result.pending += 1  # still on its way (an unsettled inbox is a breach of its own)
             continue
         result.lost += 1
         state = entry.get("state") if entry else "no inbox entry"
@@ -290,9 +300,13 @@ def print_audit(result: Audit, per_role: dict[str, float]) -> None:
         print(f"  {line}")
     if len(result.details) > 30:
         print(f"  … {len(result.details) - 30} more")
-    print("rss growth per role (first → last quarter): " + ", ".join(f"{k} {v:+.1f}%" for k, v in per_role.items()))
+    print(
+        "rss growth of long-lived processes (first → last quarter of each one's life): "
+        + ", ".join(f"{k} {v:+.1f}%" for k, v in per_role.items())
+    )
     print(f"soak_recorded_total: {result.recorded}")
     print(f"soak_stuck_total: {result.stuck}")
+    print(f"soak_pending_total: {result.pending}")
     print(f"soak_inbox_unsettled: {result.inbox_unsettled}")
     print(f"soak_lost_total: {result.lost}")
     print(f"soak_duplicated_total: {result.duplicated}")
