@@ -366,6 +366,7 @@ class Soak:
         self.now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
         self.stand_ins_started = False
         self.settled_in: float | None = None
+        self.instance: dg.DagsterInstance | None = None
 
     # -- set-up -----------------------------------------------------------------------------------
     def start_services(self) -> None:
@@ -611,8 +612,11 @@ class Soak:
         def victim():
             mine = [r for r in proc_table() if r[2] in self.pgids]
             if self.args.celery_run_workers:  # a pool child of a Celery worker runs the run
+                started = self.instance is not None and self.instance.get_runs_count(
+                    filters=dg.RunsFilter(job_name="record_token_job", statuses=[dg.DagsterRunStatus.STARTED])
+                )
                 parents = {w.pid for w in self.workers}
-                return [r for r in mine if r[1] in parents and r[4] > 1.5]
+                return started and [r for r in mine if r[1] in parents and r[4] > 1.5]
             # The default launcher's code server starts each run in a multiprocessing child.
             return [r for r in mine if ("spawn_main" in r[3] or "execute_run" in r[3]) and r[4] > 1.5]
 
@@ -768,6 +772,7 @@ class Soak:
             self.start_daemon()
             os.environ["DAGSTER_HOME"] = str(self.home)
             instance = dg.DagsterInstance.get()
+            self.instance = instance
             warm = self.new_token("warm-up", twitter="x.com/kolguy")
             self.publish_time(warm, "warm-up")
             client = MongoClient(self.mongo.uri, serverSelectionTimeoutMS=5000)
