@@ -767,12 +767,15 @@ class Soak:
             print(f"broker: own RabbitMQ node {self.rabbit.node}" if self.rabbit else
                   f"broker: shared, exchange and queues of the bench's own ({self.broker_note})")  # fmt: skip
             self.write_home()
+            # The instance's storage is created here, before any Dagster process starts: a daemon
+            # and its code server creating a fresh SQLite storage at once can leave two alembic heads.
+            os.environ["DAGSTER_HOME"] = str(self.home)
+            instance = dg.DagsterInstance.get()
+            instance.get_runs(limit=1)
+            self.instance = instance
             if args.celery_run_workers:
                 self.start_workers()
             self.start_daemon()
-            os.environ["DAGSTER_HOME"] = str(self.home)
-            instance = dg.DagsterInstance.get()
-            self.instance = instance
             warm = self.new_token("warm-up", twitter="x.com/kolguy")
             self.publish_time(warm, "warm-up")
             client = MongoClient(self.mongo.uri, serverSelectionTimeoutMS=5000)
