@@ -10,14 +10,24 @@ is stopped, restarted or flushed. Then, per scenario, it publishes `token.flow` 
 and lets the stream settle (the sensor's own backoff relaunches what failed; its delays are set to
 zero here so a scenario takes seconds, not hours).
 
-One line per scenario: events published, qualifying tokens recorded, lost (a qualifying token
-neither recorded nor still durably pending — pending, launched or retrying in the inbox, or in the
-queue), duplicated rows (tokens, token_links, contents, accounts), wrong statuses (a URL status or
-first_transfer_at other than expected), unexpected outbound connections (any TCP connect from this
-process to something else than the configured services and stand-ins) and seconds. Then totals;
-the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`.
+One line per scenario: events published, qualifying tokens recorded, lost, pending, duplicated
+rows (tokens, token_links, contents, accounts, venues), wrong statuses (a URL status or
+first_transfer_at other than the one the scenario names), unexpected outbound connections (any
+TCP connect from this process to something else than the configured services and stand-ins) and
+seconds. At the settle cap a qualifying token without a marker is **lost** unless the sensor's
+relaunch schedule says it is waiting (its inbox entry `retrying` with a `check_at` still to come):
+those are **pending**, and a longer settle follows, after which pending must be 0. An entry still
+`pending` or `launched` at the cap, `stuck`, `idle`, only in the queue or nowhere is lost. Then
+totals; the last two lines are `faults_lost_total: N` and `faults_duplicated_total: N`. Exits 1 on
+any lost, pending, duplicated, wrong or outbound.
 
     .venv/bin/python bench/faults.py [--port-base 21200] [--only name,name] [--shared-broker] 2>faults.log
+    .venv/bin/python bench/faults.py --self-test [--only name,name] [--shared-broker]
+
+`--self-test` injects into every scenario, after it settles, the breaches its row exists to catch —
+a qualifying token that never arrived, one whose entry stays `launched` with no relaunch planned, a
+duplicated link, a marker with a wrong status, a connection to the sink — and exits non-zero unless
+every row reports each of them; last line `bench_self_test: N/N rows detect their breach`.
 """
 
 from __future__ import annotations
@@ -42,7 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dagster as dg  # noqa: E402
 import pika  # noqa: E402
-from dagster._core.storage.tags import RUN_KEY_TAG  # noqa: E402
+from bson import ObjectId  # noqa: E402
+
+RUN_KEY_TAG = "dagster/run_key"  # the run key's documented tag name (no import of Dagster internals)
 from pymongo import MongoClient  # noqa: E402
 
 from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
@@ -69,7 +81,9 @@ _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 PENDING_STATES = {"pending", "launched", "retrying"}
 #: Wall-clock bound of one scenario's settling loop, and of the whole scenario.
 SETTLE_SECONDS = 120
-SCENARIO_SECONDS = 240
+#: How long a scenario with pending tokens (relaunch scheduled) settles again; pending must then be 0.
+LONGER_SETTLE_SECONDS = 120
+SCENARIO_SECONDS = 240 + LONGER_SETTLE_SECONDS
 
 
 def address() -> str:
@@ -215,6 +229,7 @@ class Row:
     qualifying: int = 0
     recorded: int = 0
     lost: int = 0
+    pending: int = 0
     duplicated: int = 0
     wrong: int = 0
     outbound: int = 0
@@ -380,9 +395,9 @@ class World:
                 started += 1
         return started
 
-    def settle(self, quiet_ticks: int = 2) -> None:
+    def settle(self, quiet_ticks: int = 2, seconds: float = SETTLE_SECONDS) -> None:
         """Tick and run until nothing is left to do (or the scenario's time is up)."""
-        deadline = time.monotonic() + SETTLE_SECONDS
+        deadline = time.monotonic() + seconds
         quiet = 0
         while time.monotonic() < deadline and quiet < quiet_ticks:
             started = self.tick_and_run()
@@ -431,30 +446,38 @@ class World:
             db = client[self.db_name]
             addresses = list(self.expected)
             markers = {d["address"]: d for d in db["tokens"].find({"address": {"$in": addresses}})}
-            inbox = {d["token_address"]: d["state"] for d in db["record_inbox"].find()}
+            entries = {d["token_address"]: d for d in db["record_inbox"].find()}
             queued, _depth = self.queued_addresses()
             row.events = self.events
             row.qualifying = len(addresses)
             row.recorded = len(markers)
-            lost = [a for a in addresses if a not in markers and inbox.get(a) not in PENDING_STATES and a not in queued]
+            now = datetime.now(UTC)
+            # At the cap, only a relaunch the sensor has scheduled is waiting; the rest is lost.
+            waiting = [a for a in addresses if a not in markers and relaunch_scheduled(entries.get(a), now)]
+            lost = [a for a in addresses if a not in markers and a not in waiting]
             row.lost = len(lost)
+            row.pending = len(waiting)
             row.duplicated = duplicates(db)
             wrong, wrong_what = 0, []
             for addr, marker in markers.items():
                 expect = self.expected[addr]
                 statuses = {u.get("source_field"): u.get("status") for u in marker.get("social_urls", [])}
+                urls = {u.get("source_field"): u.get("raw_url") or u.get("url") for u in marker.get("social_urls", [])}
                 for source_field, allowed in expect.statuses.items():
                     if statuses.get(source_field) not in allowed:
                         wrong += 1
-                        wrong_what.append(f"{source_field}={statuses.get(source_field)}")
+                        shown = f"{str(urls.get(source_field))[:48]}; want {sorted(allowed)}"
+                        wrong_what.append(f"{source_field}={statuses.get(source_field)} ({shown})")
                 if expect.first_transfer_at is not None and marker.get("first_transfer_at") != expect.first_transfer_at:
                     wrong += 1
                     wrong_what.append(f"first_transfer_at={marker.get('first_transfer_at')}")
             row.wrong += wrong  # a scenario may have counted what only it can see
             notes = [f"wrong: {', '.join(wrong_what)}"] if wrong_what else []
-            pending = [a for a in addresses if a not in markers and a not in lost]
-            if pending:
-                notes.append(f"{len(pending)} still pending")
+            if lost:
+                where = Counter(
+                    (entries[a]["state"] if a in entries else "queued" if a in queued else "nowhere") for a in lost
+                )
+                notes.append("lost: " + ", ".join(f"{k} {v}" for k, v in sorted(where.items())))
             if self.tick_errors:
                 notes.append("failed ticks " + ",".join(f"{k}x{v}" for k, v in self.tick_errors.items()))
             notes.append(f"runs {self.runs} ({self.run_failures} red)")
@@ -462,6 +485,49 @@ class World:
         finally:
             client.close()
         return row
+
+
+def relaunch_scheduled(entry: dict | None, now: datetime) -> bool:
+    """The sensor's relaunch schedule says this token is waiting: `retrying` with `check_at` to come."""
+    if entry is None or entry.get("state") != "retrying":
+        return False
+    check_at = entry.get("check_at")
+    return isinstance(check_at, datetime) and check_at > now
+
+
+def inject_breaches(w: World) -> None:
+    """The self-test's breaches, after the scenario settled: the row must report every one."""
+    client = MongoClient(w.bench.mongo.uri, tz_aware=True, serverSelectionTimeoutMS=10_000)
+    try:
+        db = client[w.db_name]
+        now = datetime.now(UTC)
+        # lost: a qualifying token that never arrived, and one whose entry stays launched, no relaunch planned
+        never, stalled = address(), address()
+        w.expected[never] = Expect(statuses={"website": {"ok"}})
+        w.expected[stalled] = Expect(statuses={"website": {"ok"}})
+        db["record_inbox"].insert_one(
+            {"token_address": stalled, "state": "launched", "generation": 1, "received_at": now, "relaunch": False}
+        )
+        # wrong: a marker whose website URL is not the status the scenario names
+        wrong = address()
+        w.expected[wrong] = Expect(statuses={"website": {"ok"}})
+        db["tokens"].insert_one(
+            {"address": wrong, "discovered_at": now, "social_urls": [
+                {"url": "https://project.example/", "source_field": "website", "status": "error"}]}
+        )  # fmt: skip
+        # duplicated: the same link twice
+        link = {"token_address": wrong, "object": "contents", "object_id": ObjectId(), "source_url": "https://x.com/a"}
+        db["token_links"].insert_many([dict(link), dict(link)])
+    finally:
+        client.close()
+    # outbound: a connection to the sink hostile URLs point at
+    sink = w.bench.stand_ins.sink.url.rsplit(":", 1)[1]
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", int(sink)), timeout=2):
+        pass
+
+
+def detects_breach(row: Row) -> bool:
+    return row.lost >= 2 and row.duplicated >= 1 and row.wrong >= 1 and row.outbound >= 1
 
 
 def duplicates(db) -> int:
@@ -494,6 +560,7 @@ class Bench:
         self.broker_skip = ""
         self.stand_ins = StandIns(port_base + 40)
         self.instance: dg.DagsterInstance | None = None
+        self.self_test = False
 
     def start(self) -> None:
         self.redis.start()
@@ -543,7 +610,14 @@ class Bench:
             body(world, row)
             if not row.skipped:
                 world.settle()
+                note = row.note
+                if self.self_test:
+                    inject_breaches(world)
                 world.measure(row)
+                if row.pending:  # relaunches scheduled at the cap: a longer settle, then none may wait
+                    world.settle(seconds=LONGER_SETTLE_SECONDS)
+                    row.note = note
+                    world.measure(row)
         except Exception as exc:  # noqa: BLE001 - a scenario that crashes is a failed scenario
             row.note = f"scenario crashed: {type(exc).__name__}: {exc}"[:200]
             row.lost = max(row.lost, len(world.expected))
@@ -724,64 +798,57 @@ def _hang(request):
 
 
 def hostile_urls(w: World, row: Row) -> None:
+    """Each hostile URL with the one status it must get: never a call to the sink (outbound)."""
     sink = int(w.bench.stand_ins.sink.url.rsplit(":", 1)[1])
+    # SPEC §3/§10: a website (any host, any port, private or not) is a URL-only row that is never
+    # fetched, so `ok` with no request anywhere; a string that is not a routable URL, and a path no
+    # generator handles, is `unsupported`.
     hostile = [
-        f"http://127.0.0.1:{sink}/admin",
-        f"http://localhost:{sink}/",
-        f"https://127.0.0.1:{sink}/",
-        "http://169.254.169.254/latest/meta-data/iam/",
-        f"http://[::1]:{sink}/",
-        f"https://x.com@127.0.0.1:{sink}/",
-        f"https://t.co@127.0.0.1:{sink}/abc",
-        f"http://0x7f000001:{sink}/",
-        f"http://2130706433:{sink}/",
-        "file:///etc/passwd",
-        f"gopher://127.0.0.1:{sink}/_INFO",
-        "javascript:alert(1)",
-        f"https://t.co:{sink}/abc",
-        f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy",
-        "https://x.com/kolguy/../../admin",
-        "https://twitter.com/" + "a" * 5000,
-        "https://youtube.com/watch?v=<script>alert(1)</script>",
-        "https://t.me/\u202eevil",
-        f"ftp://127.0.0.1:{sink}/",
-        "data:text/html,<h1>x</h1>",
-        f"https://github.com:{sink}/pumpdev",
-        f"https://www.reddit.com:{sink}/r/solana",
-        f"http://127.1:{sink}/",
-        f"https://youtu.be:{sink}/dQw4w9WgXcQ",
-        "https://vm.tiktok.com@127.0.0.1/abc",
-        f"http://0.0.0.0:{sink}/",
-        f"https://[::ffff:127.0.0.1]:{sink}/",
-        "https://x.com/i/communities/1790000000000000042@evil.example",
-        "\\\\127.0.0.1\\share",
-        f"https://t.me:{sink}/pumpchannel",
+        (f"http://127.0.0.1:{sink}/admin", "ok"),
+        (f"http://localhost:{sink}/", "unsupported"),
+        (f"https://127.0.0.1:{sink}/", "ok"),
+        ("http://169.254.169.254/latest/meta-data/iam/", "ok"),
+        (f"http://[::1]:{sink}/", "ok"),
+        (f"https://x.com@127.0.0.1:{sink}/", "unsupported"),
+        (f"https://t.co@127.0.0.1:{sink}/abc", "unsupported"),
+        (f"http://0x7f000001:{sink}/", "unsupported"),
+        (f"http://2130706433:{sink}/", "unsupported"),
+        ("file:///etc/passwd", "unsupported"),
+        (f"gopher://127.0.0.1:{sink}/_INFO", "unsupported"),
+        ("javascript:alert(1)", "unsupported"),
+        (f"https://t.co:{sink}/abc", "ok"),
+        (f"https://x.com.127.0.0.1.nip.io:{sink}/kolguy", "ok"),
+        ("https://x.com/kolguy/../../admin", "unsupported"),
+        ("https://twitter.com/" + "a" * 5000, "unsupported"),
+        ("https://youtube.com/watch?v=<script>alert(1)</script>", "unsupported"),
+        ("https://t.me/\u202eevil", "unsupported"),
+        (f"ftp://127.0.0.1:{sink}/", "unsupported"),
+        ("data:text/html,<h1>x</h1>", "unsupported"),
+        (f"https://github.com:{sink}/pumpdev", "ok"),
+        (f"https://www.reddit.com:{sink}/r/solana", "ok"),
+        (f"http://127.1:{sink}/", "unsupported"),
+        (f"https://youtu.be:{sink}/dQw4w9WgXcQ", "ok"),
+        ("https://vm.tiktok.com@127.0.0.1/abc", "unsupported"),
+        (f"http://0.0.0.0:{sink}/", "ok"),
+        (f"https://[::ffff:127.0.0.1]:{sink}/", "ok"),
+        ("https://x.com/i/communities/1790000000000000042@evil.example", "unsupported"),
+        ("\\\\127.0.0.1\\share", "unsupported"),
+        (f"https://t.me:{sink}/pumpchannel", "ok"),
     ]
-    any_status = {
-        "ok",
-        "not_found",
-        "blocked",
-        "suspended",
-        "invalid",
-        "exhausted",
-        "error",
-        "unsupported",
-        "skipped_paid",
-    }
     fields = ("website", "twitter", "telegram", "discord")
     for i in range(0, len(hostile), 3):
         chunk = hostile[i : i + 3]
-        socials = dict(zip(fields[1:], chunk + [None] * (3 - len(chunk)), strict=True))
+        socials = dict(zip(fields[1:], [url for url, _ in chunk] + [None] * (3 - len(chunk)), strict=True))
         addr = w.token(
             website="https://project.example/",
-            expect={"website": {"ok"}, **{f: any_status for f, v in socials.items() if v}},
+            expect={"website": {"ok"}, **{f: {status} for f, (_, status) in zip(fields[1:], chunk, strict=False)}},
             **socials,
         )
         w.publish(flow(addr))
     w.bench.stand_ins.sink.reset_log()
     w.settle()
     hits = len(w.bench.stand_ins.sink.calls())
-    row.note = f"{len(hostile)} hostile URLs, {hits} request(s) reached the sink"
+    row.note = f"{len(hostile)} hostile URLs, each with the status it must get; {hits} request(s) reached the sink"
     row.outbound += hits
 
 
@@ -1194,10 +1261,12 @@ def main() -> int:
         help="use an exchange and queues of the bench's own on RABBITMQ_URL instead of a second node "
         "(the broker scenarios are then skipped)",
     )
+    parser.add_argument("--self-test", action="store_true", help="inject every row's breaches; each must show")
     args = parser.parse_args()
     random.seed(9)
     names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
     bench = Bench(args.port_base, shared_broker=args.shared_broker)
+    bench.self_test = args.self_test
     started = time.monotonic()
     rows: list[Row] = []
     try:
@@ -1210,7 +1279,7 @@ def main() -> int:
         else:
             print(f"broker: own RabbitMQ node {bench.rabbit.node} on port {bench.rabbit.port}")
         header = (
-            f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'dup':>4} {'wrong':>5} "
+            f"{'scenario':32} {'events':>6} {'qual':>4} {'rec':>4} {'lost':>4} {'pend':>4} {'dup':>4} {'wrong':>5} "
             f"{'outb':>4} {'sec':>6}  note"
         )
         print(header)
@@ -1221,7 +1290,7 @@ def main() -> int:
                 print(f"{name:32} skipped: {row.skipped}")
                 continue
             print(
-                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} "
+                f"{row.name:32} {row.events:6d} {row.qualifying:4d} {row.recorded:4d} {row.lost:4d} {row.pending:4d} "
                 f"{row.duplicated:4d} {row.wrong:5d} {row.outbound:4d} {row.seconds:6.1f}  {row.note}",
                 flush=True,
             )
@@ -1230,7 +1299,8 @@ def main() -> int:
     ran = [r for r in rows if not r.skipped]
     print(
         f"{'TOTAL':32} {sum(r.events for r in ran):6d} {sum(r.qualifying for r in ran):4d} "
-        f"{sum(r.recorded for r in ran):4d} {sum(r.lost for r in ran):4d} {sum(r.duplicated for r in ran):4d} "
+        f"{sum(r.recorded for r in ran):4d} {sum(r.lost for r in ran):4d} {sum(r.pending for r in ran):4d} "
+        f"{sum(r.duplicated for r in ran):4d} "
         f"{sum(r.wrong for r in ran):5d} {sum(r.outbound for r in ran):4d} {time.monotonic() - started:6.1f}  "
         f"{len(ran)} scenarios run, {len(rows) - len(ran)} skipped"
     )
@@ -1238,9 +1308,17 @@ def main() -> int:
         print("unexpected connections:", Counter(bench.outbound.unexpected).most_common(10))
     print(f"faults_wrong_status_total: {sum(r.wrong for r in ran)}")
     print(f"faults_unexpected_outbound_total: {sum(r.outbound for r in ran)}")
+    if args.self_test:
+        blind = [r.name for r in ran if not detects_breach(r)]
+        if blind:
+            print(f"rows blind to an injected breach: {blind}")
+        print(f"bench_self_test: {len(ran) - len(blind)}/{len(ran)} rows detect their breach")
+        return 0 if ran and not blind else 1
+    print(f"faults_pending_total: {sum(r.pending for r in ran)}")
     print(f"faults_lost_total: {sum(r.lost for r in ran)}")
     print(f"faults_duplicated_total: {sum(r.duplicated for r in ran)}")
-    return 0
+    breached = sum(r.lost + r.pending + r.duplicated + r.wrong + r.outbound for r in ran)
+    return 1 if breached else 0
 
 
 if __name__ == "__main__":

@@ -10,14 +10,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/bootstrap.sh
 
-# The browser: Debian's chromium, driven by the Python playwright package (never `playwright install`).
+# The browser: Debian's chromium, driven by the Python playwright package of the `ui` extra (bootstrap
+# installs it from the lock; never `playwright install`).
 if [ ! -x /usr/bin/chromium ]; then
   echo "==> installing Debian chromium"
   apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; }
-fi
-if ! .venv/bin/python -c "import playwright" 2>/dev/null; then
-  echo "==> installing the ui extra (playwright) into .venv"
-  .venv/bin/python -m pip install -q -e ".[ui]"
 fi
 
 OUT="$ROOT/.local/ui-check"

@@ -42,8 +42,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "backfill-queues",
-        help="once after upgrading: derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
-        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE)",
+        help="derive the retry queue (tokens.oldest_attempt) and the metric refresh queue "
+        "(metric_series.refresh_at) for rows written before they existed (MONGODB_URI, MONGODB_DATABASE); "
+        "every retry run derives the retry queue by itself first",
     )
     credit = sub.add_parser(
         "paid-credit",
@@ -52,7 +53,46 @@ def _build_parser() -> argparse.ArgumentParser:
         "While it is set no paid call runs in any job; it clears by itself one hour after it was set.",
     )
     credit.add_argument("action", choices=["status", "reset"], help="status: print it; reset: clear it now")
+
+    dlq = sub.add_parser(
+        "dlq",
+        help="read, requeue, purge or acknowledge the token.flow dead-letter queue",
+        description="The dead-letter queue of the queue this deployment consumes (RABBITMQ_URL, SOCIALREC_ENV). "
+        "`ack` records that you reviewed it (REDIS_URL): the dead_letters_reviewed check turns green until a "
+        "newer message arrives.",
+    )
+    dlq.add_argument("action", choices=["list", "requeue", "purge", "ack"])
+    dlq.add_argument("--limit", type=int, default=None, help="list: at most this many (default 20); requeue: this many")
+    dlq.add_argument("--yes", action="store_true", help="purge: really drop every dead letter")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check every dependency of this deployment for real and say what to do (docs/doctor.md)",
+        description="One row per check: ok / warn / fail, the finding, and what to do. Exit 0 when nothing "
+        "fails, 1 on a failure, 2 when the doctor could not run. Reads the same environment as the code location.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the rows as JSON (scripts, CI)")
+    doctor.add_argument("--spend-quota", action="store_true", help="also check the YouTube key (costs 1 quota unit)")
+    doctor.add_argument("--timeout", type=float, default=10.0, help="seconds each check may take (default 10)")
+    doctor.add_argument("--summary", action="store_true", help="print only the one-line verdict and the non-ok rows")
     return parser
+
+
+def doctor(args: argparse.Namespace, stdout) -> int:
+    """`socialrec doctor`: exit 0 (no failure), 1 (a failure) or 2 (could not run)."""
+    try:
+        from socialrec_pipeline.defs import doctor as checks
+
+        rows = checks.run_checks(checks.DoctorContext(spend_quota=args.spend_quota, timeout_s=args.timeout))
+    except Exception as exc:  # the code location does not even load: say so, exit 2
+        print(f"socialrec doctor could not run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(checks.render_json(rows), file=stdout)
+    elif args.summary:
+        print(checks.render_table(rows, problems_only=True), file=stdout)
+    else:
+        print(checks.render_table(rows), file=stdout)
+    return checks.exit_code(rows)
 
 
 def paid_credit(action: str, env, stdout) -> int:
@@ -70,6 +110,44 @@ def paid_credit(action: str, env, stdout) -> int:
         )
         return 0
     print(f"paid credit guard {state.describe()}" if state else "paid credit guard clear", file=stdout)
+    return 0
+
+
+def dead_letter_command(action: str, limit: int | None, yes: bool, env, stdout) -> int:
+    """`socialrec dlq list|requeue|purge|ack` against the deployment's broker and Redis."""
+    from datetime import UTC, datetime
+
+    from socialrec_pipeline.recording.locks import open_redis
+    from socialrec_pipeline.stream import dead_letters
+    from socialrec_pipeline.stream.broker import queue_name_for
+
+    url = env.get("RABBITMQ_URL") or "amqp://guest:guest@127.0.0.1:5672/%2F"
+    queue = queue_name_for(env.get("SOCIALREC_ENV") or "dev")
+    if limit is not None and limit < 1:
+        print("--limit must be 1 or more", file=sys.stderr)
+        return 2
+    if action == "list":
+        letters = dead_letters.peek(url, queue)
+        print(f"{len(letters)} dead letter(s) in {queue}.dlq", file=stdout)
+        for reason, count in dead_letters.counts_by_reason(letters).items():
+            print(f"  {count:>5}  {reason}", file=stdout)
+        for letter in letters[-(limit or 20) :]:
+            at = letter.dead_lettered_at.isoformat(timespec="seconds") if letter.dead_lettered_at else "-"
+            print(f"{at}  {letter.reason}  {letter.preview}", file=stdout)
+        return 0
+    if action == "requeue":
+        print(f"requeued {dead_letters.requeue(url, queue, limit)} message(s) to {queue}", file=stdout)
+        return 0
+    if action == "purge":
+        if not yes:
+            print("purge drops every dead letter for good: add --yes", file=sys.stderr)
+            return 2
+        print(f"purged {dead_letters.purge(url, queue)} message(s) from {queue}.dlq", file=stdout)
+        return 0
+    mark = dead_letters.ReviewMark(open_redis(env.get("REDIS_URL") or "redis://127.0.0.1:6379/0"), queue)
+    now = datetime.now(UTC)
+    mark.set(now)
+    print(f"dead letters of {queue} reviewed as of {now.isoformat(timespec='seconds')}", file=stdout)
     return 0
 
 
@@ -115,6 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "paid-credit":
         return paid_credit(args.action, os.environ, sys.stdout)
+    if args.command == "dlq":
+        return dead_letter_command(args.action, args.limit, args.yes, os.environ, sys.stdout)
+    if args.command == "doctor":
+        return doctor(args, sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")
 
 

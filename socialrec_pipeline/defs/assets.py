@@ -37,8 +37,9 @@ def _spec(
 
 TOKEN_FLOW = _spec(
     "token_flow",
-    "RabbitMQ `token.flow` events (queue af-social-scanner.token-flow.social-sync[.env], invalid ones in "
-    "<queue>.dlq). Produced outside this code location; the token_flow_sensor drains it every 5 s.",
+    "RabbitMQ `token.flow` events (queue `af-social-scanner.token-flow.social-sync[.env]`, invalid ones in "
+    "`<queue>.dlq`: read them with `socialrec dlq list`). Produced outside this code location; the "
+    "token_flow_sensor drains it every few seconds.",
     _schema(
         ("tokenAddress", "string", "the token's mint address"),
         ("totalInvestedAlphaFinders", "int", "alpha finders that bought; below the threshold (5) no run"),
@@ -115,7 +116,7 @@ ACCOUNTS = _spec(
     "Who: platform accounts, identified by (platform, platform_key), upserted atomically.",
     _schema(
         *_IDENTITY,
-        ("handles", "object[]", "{value, first_seen, last_seen} intervals"),
+        ("handles", "object[]", "{value, key, first_seen, last_seen} intervals; key: as the platform compares it"),
         ("display_name", "string", ""),
         ("known_wallets", "string[]", "addresses found in the bio"),
         ("metrics", "object", "{followers}"),

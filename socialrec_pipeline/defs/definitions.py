@@ -2,10 +2,13 @@
 
 import dagster as dg
 
+from socialrec_pipeline.defs.alerts import alert_sensors
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.deployment_ready import deployment_ready_defs
 from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
+from socialrec_pipeline.defs.operator_checks import operator_checks, operator_checks_job, operator_checks_schedule
 from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule, reconcile_window
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
@@ -15,7 +18,7 @@ from socialrec_pipeline.defs.wallets import wallets_backfill_job
 
 defs = dg.Definitions(
     assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
-    asset_checks=integrity_checks,
+    asset_checks=[*integrity_checks, *operator_checks],
     jobs=[
         record_token_job,
         reconcile_job,
@@ -24,6 +27,7 @@ defs = dg.Definitions(
         wallets_backfill_job,
         integrity_job,
         recording_health_job,
+        operator_checks_job,
     ],
     schedules=[
         reconcile_schedule,
@@ -31,7 +35,12 @@ defs = dg.Definitions(
         metric_refresh_schedule,
         integrity_schedule,
         recording_health_schedule,
+        operator_checks_schedule,
     ],
-    sensors=[token_flow_sensor],
+    sensors=[token_flow_sensor, *alert_sensors],
     resources=resources_from_env(),
+    # Jobs name their executor; this one is for the asset job Dagster builds for Materialize and a
+    # check's Execute button, so integrity checks run in one process however they are launched.
+    executor=dg.in_process_executor,
 )
+defs = dg.Definitions.merge(defs, deployment_ready_defs())  # `socialrec doctor`'s checks in the UI

@@ -19,6 +19,7 @@ from socialrec_pipeline.providers.instagram import InstagramGenerator
 from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
 from socialrec_pipeline.providers.shortlinks import ShortLinkGenerator, ShortLinkResolver
 from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPreviewClient
+from socialrec_pipeline.providers.telegram_bot import TelegramBotClient
 from socialrec_pipeline.providers.tiktok import TikTokGenerator
 from socialrec_pipeline.providers.url_only import UrlOnlyGenerator
 from socialrec_pipeline.providers.web import UrlscanClient, WebGenerator
@@ -41,6 +42,8 @@ class ProviderClients:
     github: GitHubClient
     reddit: RedditClient
     urlscan: UrlscanClient | None = None
+    #: Optional enrichment of Telegram public names (numeric chat id); None = not called.
+    telegram_bot: TelegramBotClient | None = None
     youtube: YouTubeClient | None = None
     x: TwitterApiClient | None = None
     apify: ApifyClient | None = None
@@ -51,7 +54,7 @@ def build_registry(clients: ProviderClients, gate_settings: GateSettings) -> Gen
     registry.register(UrlOnlyGenerator())
     registry.register(WebGenerator(clients.urlscan))
     registry.register(RedditGenerator(clients.reddit))
-    registry.register(TelegramGenerator(clients.telegram))
+    registry.register(TelegramGenerator(clients.telegram, clients.telegram_bot))
     registry.register(GitHubGenerator(clients.github))
     if clients.youtube is not None:
         registry.register(YouTubeGenerator(clients.youtube))

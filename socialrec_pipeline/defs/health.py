@@ -3,9 +3,12 @@
 Each materialization stores the figures of `store/health.py` plus the token.flow queue and
 dead-letter depths. Dagster draws every numeric metadata key as a plot on the asset's page
 (Asset → Plots / Insights). The `keeping_up` check turns red when no token was recorded for
-`STALL_HOURS` while qualifying work waits (open inbox entries or messages in the queue).
+`STALL_HOURS` while qualifying work waits (open inbox entries or messages in the queue), and WARN
+when a figure it needs could not be read (broker down, a Mongo query failed or timed out): unknown
+is not healthy. Unread figures are -1 in the plots and named in `unknown_figures`.
 """
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -13,7 +16,7 @@ import dagster as dg
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
-from socialrec_pipeline.store.health import recording_health as health_figures
+from socialrec_pipeline.store.health import read_recording_health
 from socialrec_pipeline.stream.broker import queue_depths
 
 #: Hours without a recorded token, while work waits, after which `keeping_up` fails.
@@ -34,6 +37,31 @@ def stalled(figures: dict, stall_hours: float = STALL_HOURS) -> tuple[bool, str]
     if not waiting:
         return False, "nothing waits to be recorded"
     return False, f"last token recorded {age:.0f} min ago; {waiting} waiting"
+
+
+#: The figures `keeping_up` decides on.
+KEEPING_UP_FIGURES = ("inbox_open", "queue_depth", "last_recorded_age_min")
+
+
+def keeping_up(figures: dict, unknown: Iterable[str] = (), stall_hours: float = STALL_HOURS) -> tuple[str, str]:
+    """("ok" | "stalled" | "unknown", why). A stall the readable figures already show is reported as
+    such; otherwise a figure it needs that could not be read (named in `unknown`, or a queue depth
+    of -1) makes the answer "unknown", never "ok"."""
+    unread = {name for name in unknown if name in KEEPING_UP_FIGURES}
+    if float(figures.get("queue_depth", 0)) < 0:  # the broker could not be read
+        unread.add("queue_depth")
+    waiting_read = not unread & {"inbox_open", "queue_depth"}
+    if waiting_read and not int(figures.get("inbox_open", 0)) + int(figures.get("queue_depth", 0)):
+        unread.discard("last_recorded_age_min")  # nothing waits: no stall, however old the last marker
+    # Unread figures are taken as the values that cannot show a stall.
+    known = {**figures, **{name: 0 for name in unread}}
+    is_stalled, why = stalled(known, stall_hours)
+    if is_stalled:
+        return "stalled", why
+    if unread:
+        names = ", ".join(sorted(unread))
+        return "unknown", f"could not read {names}: whether the recording keeps up is unknown ({why})"
+    return "ok", why
 
 
 @dg.asset(
@@ -61,34 +89,47 @@ def recording_health(
     recording: RecordingSettingsParam,
 ):
     now = datetime.now(UTC)
-    figures: dict = dict(health_figures(mongo.db(), now, recording.settings().paid_platforms))
+    reading = read_recording_health(mongo.db(), now, recording.settings().paid_platforms)
+    figures: dict = dict(reading.figures)
+    unknown = dict(reading.unknown)
     try:
         depths = queue_depths(rabbitmq.url, rabbitmq.queue)
     except Exception as exc:  # the broker being down is itself worth a point, not a failed asset
         context.log.warning(f"token.flow queue depth unavailable ({type(exc).__name__}: {exc})")
         depths = {"queue": None, "dead_letter": None}
-    figures["queue_depth"] = depths["queue"] if depths["queue"] is not None else -1
-    figures["dead_letter_depth"] = depths["dead_letter"] if depths["dead_letter"] is not None else -1
-    is_stalled, why = stalled(figures)
+    for name, key in (("queue_depth", "queue"), ("dead_letter_depth", "dead_letter")):
+        figures[name] = depths[key] if depths[key] is not None else -1
+        if depths[key] is None:
+            unknown[name] = "the broker could not be read"
+    for name, why_unknown in unknown.items():
+        context.log.warning(f"recording health: {name} unknown ({why_unknown})")
+    verdict, why = keeping_up(figures, unknown)
     context.log.info(
         "recording health "
         + " ".join(f"{k}={v}" for k, v in figures.items() if not k.startswith(("attempts_", "errors_")))
     )
     yield dg.MaterializeResult(
         metadata={
-            k: (dg.MetadataValue.float(v) if isinstance(v, float) else dg.MetadataValue.int(v))
-            for k, v in figures.items()
+            **{
+                k: (dg.MetadataValue.float(v) if isinstance(v, float) else dg.MetadataValue.int(v))
+                for k, v in figures.items()
+            },
+            "figures_unknown": dg.MetadataValue.int(len(unknown)),
+            "unknown_figures": dg.MetadataValue.json(unknown),
         }
     )
     yield dg.AssetCheckResult(
         check_name="keeping_up",
-        passed=not is_stalled,
-        severity=dg.AssetCheckSeverity.ERROR,
+        passed=verdict == "ok",
+        # Unknown is not healthy: a WARN (yellow), not green and not the red of a real stall.
+        severity=dg.AssetCheckSeverity.WARN if verdict == "unknown" else dg.AssetCheckSeverity.ERROR,
         description=why,
         metadata={
+            "verdict": verdict,
             "last_recorded_age_min": float(figures["last_recorded_age_min"]),
             "inbox_open": int(figures["inbox_open"]),
             "queue_depth": int(figures["queue_depth"]),
+            "unknown_figures": dg.MetadataValue.json(sorted(unknown)),
             "stall_hours": STALL_HOURS,
         },
     )

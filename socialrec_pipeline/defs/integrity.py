@@ -61,8 +61,14 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
         "reconcile re-records a token without one.",
     ),
     "marker_statuses_valid": ("tokens", ERROR, "Every tokens.social_urls[].status is one of the 9 FetchStatus values."),
+    "retry_queue_exact": (
+        "tokens",
+        ERROR,
+        "Every token's retry queue (oldest_attempt) is exactly what its social_urls derive; a missing one is "
+        "derived by the next retry run.",
+    ),
     "metric_series_points": ("metric_series", ERROR, "metric_series points are time-ordered and at most 200."),
-    "inbox_not_stuck": (
+    "inbox_entries_moving": (
         "record_inbox",
         WARN,
         "No open record_inbox entry (pending, launched, retrying) had its last "
@@ -73,9 +79,18 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
 
 
 def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+    """A check that found nothing in only part of what it covers does not pass: WARN, with its coverage."""
     metadata: dict = {name: dg.MetadataValue.int(value) for name, value in outcome.counts.items()}
     metadata["offending_ids"] = dg.MetadataValue.json(outcome.sample_ids)
     metadata["coverage"] = dg.MetadataValue.text(outcome.coverage)
+    metadata["complete"] = dg.MetadataValue.bool(outcome.complete)
+    if outcome.state == "incomplete":
+        return dg.AssetCheckResult(
+            passed=False,
+            severity=WARN,
+            metadata=metadata,
+            description=f"no violation in the part read, but not everything was read: {outcome.coverage}",
+        )
     return dg.AssetCheckResult(
         passed=outcome.passed,
         severity=severity,
@@ -98,7 +113,7 @@ def _build(
 
 _QUERIES = {
     **{name: query for name, (_, query) in integrity.ALL_CHECKS.items()},
-    "inbox_not_stuck": lambda db: integrity.check_inbox_not_stuck(db, max_age=INBOX_MAX_AGE),
+    "inbox_entries_moving": lambda db: integrity.check_inbox_entries_moving(db, max_age=INBOX_MAX_AGE),
 }
 
 integrity_checks = [

@@ -5,6 +5,7 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.launch_gate import refuse_op_config
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.services import (
@@ -19,10 +20,13 @@ from socialrec_pipeline.recording.metric_refresh import MetricRefreshService
 
 
 class MetricRefreshConfig(dg.Config):
-    lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours.")
+    lookback_hours: int = Field(default=72, description="Re-observe objects linked within this many hours "
+        "(1 to SOCIALREC_CAP_METRIC_LOOKBACK_HOURS, default 720).",
+    )
     budget: int = Field(
         default=200,
-        description="Generator calls per run (the cost bound); paid platforms are skipped while paid is off.",
+        description="Generator calls per run (the cost bound; 1 to SOCIALREC_CAP_METRIC_BUDGET, default 2000); "
+        "paid platforms are skipped while paid is off.",
     )
 
 
@@ -41,6 +45,7 @@ def refresh_metrics(
     generators: GeneratorsResource,
 ) -> dg.Output:
     with transient_only(context):
+        refuse_op_config("refresh_metrics", config.model_dump())  # the launch gate's bounds, in process too
         # Paid calls claim a slot of the paid_social_api pool one at a time (like every job's).
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
         result = MetricRefreshService(recorder.store, recorder).run(

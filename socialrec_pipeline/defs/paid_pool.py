@@ -4,12 +4,15 @@
 the step holds a slot for its whole run (`HeldPaidSlot`). Every other paid call — a short link in
 `record_url` whose target turns out to be paid, and the paid calls of `reconcile_job`, `retry_job`
 and `metric_refresh_job`, which run inside one op each — claims a slot of the same pool around the
-one call (`PoolPaidSlots`), through the same instance storage Dagster's executor uses for op pools.
-So the pool's limit (`concurrency.pools.default_limit` in dagster.yaml) caps concurrent paid calls
-across all runs and jobs, and the claims show on the pool's page in the UI like any step's.
+one call (`PoolPaidSlots`), in the instance's concurrency table that Dagster's executor claims op
+pool slots in, keyed by the run: so the pool's limit (`concurrency.pools.default_limit` in
+dagster.yaml) caps concurrent paid calls across all runs and jobs, the claims show on the pool's
+page in the UI like any step's, and a run whose worker died has its slots freed by run monitoring
+(`free_slots_after_run_end_seconds`) like its pooled steps'.
 
-An instance without global concurrency support (an ephemeral test instance) enforces no pool, for
-these claims exactly as for pooled ops.
+Only the `DagsterInstance` object is used (its `event_log_storage` concurrency methods), no module
+of `dagster._`. An instance whose storage has no global concurrency (an ephemeral test instance)
+caps nothing, for these claims as for pooled ops: the step says so once in its log.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import uuid
 from collections.abc import Iterator
 
 import dagster as dg
-from dagster._core.execution.plan.instance_concurrency_context import InstanceConcurrencyContext
 
 from socialrec_pipeline.recording.paid import PaidSlotUnavailable
 
@@ -38,21 +40,43 @@ class PoolPaidSlots:
         self, context: dg.OpExecutionContext, pool: str = PAID_POOL, *, wait_s: float | None = None
     ) -> None:
         self._instance = context.instance
-        self._run = context.run
+        self._run_id = context.run_id
         self._step = context.get_step_execution_context().step.key
         self._pool = pool
         self._wait_s = SLOT_WAIT_S if wait_s is None else wait_s
         self._log = context.log
+        self._initialized = False
         self.claims = 0
+
+    def _enforced(self) -> bool:
+        storage = self._instance.event_log_storage
+        if not storage.supports_global_concurrency_limits:
+            if not self._initialized:
+                self._log.warning(
+                    f"this Dagster instance's storage has no global concurrency: the {self._pool} pool "
+                    "caps nothing here (use the deployment's dagster.yaml)"
+                )
+                self._initialized = True
+            return False
+        if not self._initialized:
+            # The pool takes the instance's default limit unless an operator set one (as for op pools).
+            storage.initialize_concurrency_limit_to_default(self._pool)
+            self._initialized = True
+        return True
 
     @contextlib.contextmanager
     def slot(self, label: str) -> Iterator[None]:
+        if not self._enforced():
+            self.claims += 1
+            yield
+            return
+        storage = self._instance.event_log_storage
         # A key of its own per call: the slot table holds one claim per (run, step key).
         key = f"{self._step}:paid:{uuid.uuid4().hex[:8]}"
-        with InstanceConcurrencyContext(self._instance, self._run) as claims:
-            deadline = time.monotonic() + self._wait_s
-            waited = False
-            while not claims.claim(self._pool, key):
+        deadline = time.monotonic() + self._wait_s
+        waited = False
+        try:
+            while not storage.claim_concurrency_slot(self._pool, self._run_id, key, 0).is_claimed:
                 if time.monotonic() >= deadline:
                     raise PaidSlotUnavailable(
                         f"{label}: no slot of the {self._pool} pool within {self._wait_s:.0f} s (no call made)"
@@ -62,7 +86,6 @@ class PoolPaidSlots:
                     waited = True
                 time.sleep(_POLL_S)
             self.claims += 1
-            try:
-                yield
-            finally:
-                claims.free_step(key)
+            yield
+        finally:  # the claim, or the pending claim the wait left in the table
+            storage.free_concurrency_slot_for_step(self._run_id, key)

@@ -11,6 +11,7 @@ import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
+from socialrec_pipeline.defs.launch_gate import refuse_op_config
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
@@ -30,6 +31,11 @@ from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.reconcile import ReconcileService
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
+
+#: The op pool of the reconcile step: its limit (`concurrency.pools.default_limit`, 2) caps reconcile
+#: hours running at once whichever way they are launched (reconcile_job, its schedule, a backfill of the
+#: job, or Materialize / a backfill on the reconciled_hours asset, which runs another job).
+RECONCILE_POOL = "reconcile"
 
 START_VARIABLE = "SOCIALREC_RECONCILE_START"
 START_FORMAT = "%Y-%m-%d-%H:%M"
@@ -69,11 +75,16 @@ reconcile_partitions = dg.HourlyPartitionsDefinition(start_date=RECONCILE_START,
 class ReconcileConfig(dg.Config):
     max_minutes: int = Field(
         default=50,
-        description="Stop between tokens after this many minutes (a run never outlives the next hourly one); "
+        description="Stop between tokens after this many minutes, 1 to SOCIALREC_CAP_RECONCILE_MINUTES (default 55: "
+        "a run never outlives the next hourly one); "
         "an unfinished window fails the run "
         "(launch the partition again to finish it).",
     )
 
+
+#: What one unit of `max_minutes` is (tests shrink it to stop a window at its deadline at once;
+#: `max_minutes` itself is 1 or more, SPEC §10).
+DEADLINE_MINUTE = timedelta(minutes=1)
 
 #: Transient faults (upstream, Mongo, Redis) are retried twice after 30 s / 60 s.
 RECONCILE_RETRY = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
@@ -107,10 +118,11 @@ def reconcile_window_body(
     window = context.partition_time_window
     step = context.op_execution_context  # the helpers shared with the ops take the op context
     with transient_only(step):  # a malformed setting or a bug fails at once instead of after retries
+        refuse_op_config("reconcile_window", config.model_dump())  # the launch gate's bounds, in process too
         # Paid calls claim a slot of the paid_social_api pool one call at a time.
         recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(step))
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
-        deadline = datetime.now(UTC) + timedelta(minutes=config.max_minutes)
+        deadline = datetime.now(UTC) + config.max_minutes * DEADLINE_MINUTE
         try:
             result = service.run_window(
                 window.start, window.end, soltracker.group_ids(), deadline, owner=f"reconcile-{context.run.run_id}"
@@ -178,6 +190,7 @@ def reconcile_asset(retry_policy: dg.RetryPolicy | None = RECONCILE_RETRY) -> dg
         specs=[RECONCILED_HOURS],
         partitions_def=reconcile_partitions,
         retry_policy=retry_policy,
+        pool=RECONCILE_POOL,
         description="Record every qualifying token of the partition's hour that has no marker yet.",
     )
     def reconcile_window(

@@ -16,6 +16,7 @@ import textwrap
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.launch_gate import LaunchRefused, refuse_op_config
 from socialrec_pipeline.defs.paid_pool import PAID_POOL, PoolPaidSlots
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
@@ -41,6 +42,7 @@ from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 from socialrec_pipeline.recording.provider_stops import RedisProviderStops
+from socialrec_pipeline.stream.intake import TickLimits
 
 
 class RecordTokenConfig(dg.Config):
@@ -91,8 +93,13 @@ def prepare(
     unknown_token, upstream_failed) so the Runs page can be filtered by what happened. A lock held
     elsewhere, an existing marker and a token the upstream does not know are normal: the run is
     green and says why in the `skipped` output. An upstream failure is not: it raises a `Failure`,
-    retried by the op's `RetryPolicy`, then the run is red (the next event relaunches the token).
+    retried by the op's `RetryPolicy`, then the run is red (the sensor relaunches a stream token with
+    backoff, `RELAUNCH_SCHEDULE`).
     """
+    try:
+        refuse_op_config("prepare", config.model_dump())  # the launch gate's checks, in process too
+    except LaunchRefused as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     address = config.token_address
     if context.run.tags.get(TOKEN_TAG) != address:  # launched by hand: make it findable like the stream's
         context.instance.add_run_tags(context.run_id, {TOKEN_TAG: address})
@@ -182,9 +189,21 @@ def upstream_failure_message(address: str, reason: str, *, retryable: bool = Tru
         )
     return (
         f"SolTracker lookup of {address} failed ({reason}). Nothing was written and the token lock is "
-        "released. Check SolTracker (SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY); the token's next "
-        "token.flow event relaunches it, or re-execute this run once SolTracker answers."
+        "released. Check SolTracker (SOL_TRACKER_BASE_URL / SOL_TRACKER_API_KEY). A run the token_flow_sensor "
+        f"started is relaunched automatically {RELAUNCH_SCHEDULE}, then the token is reported stuck; "
+        "a run launched by hand is not: re-execute it once SolTracker answers."
     )
+
+
+def _minutes(delay) -> str:
+    return f"{int(delay.total_seconds() // 60)}"
+
+
+#: The sensor's automatic relaunch schedule, in words (stream/intake.py `TickLimits.backoff`).
+RELAUNCH_SCHEDULE = (
+    "after " + ", ".join(_minutes(d) for d in TickLimits().backoff) + " minutes (each counted from the end of the "
+    "run before)"
+)
 
 
 def upstream_404_streak_message(streak: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -20,16 +20,18 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 from socialrec_pipeline.defs.generators import ProviderClients, build_registry
+from socialrec_pipeline.defs.launch_gate import RESOURCE_SETTINGS, LaunchRefused, resource_refusals
 from socialrec_pipeline.providers.apify import ApifyClient
 from socialrec_pipeline.providers.base import GeneratorRegistry
 from socialrec_pipeline.providers.github import GitHubClient
 from socialrec_pipeline.providers.reddit import RedditClient
 from socialrec_pipeline.providers.telegram import TelegramPreviewClient
+from socialrec_pipeline.providers.telegram_bot import TelegramBotClient
 from socialrec_pipeline.providers.web import UrlscanClient
 from socialrec_pipeline.providers.x import TwitterApiClient
 from socialrec_pipeline.providers.youtube import YouTubeClient
 from socialrec_pipeline.recording.locks import open_redis
-from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings
+from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings, SettingError
 from socialrec_pipeline.recording.soltracker import SolTrackerClient
 from socialrec_pipeline.routing.gate import GateSettings
 from socialrec_pipeline.store.client import open_client, open_database
@@ -111,6 +113,11 @@ class RabbitMQResource(dg.ConfigurableResource):
         description="Topic exchange the queue is bound to with `token.flow` (RABBITMQ_EXCHANGE; "
         "only tests, benchmarks and the sandbox change it, so their events reach no other consumer's queue).",
     )
+    management_url: str | None = Field(
+        default=None,
+        description="RabbitMQ management API (RABBITMQ_MANAGEMENT_URL; default http://<AMQP host>:15672, same "
+        "user): only `socialrec doctor` uses it, to see the queue's binding.",
+    )
 
     @property
     def queue(self) -> str:
@@ -164,11 +171,13 @@ class RecordingSettingsResource(dg.ResourceDefinition):
     """Recording switches and limits (`SOCIALREC_*`): **deploy-time only**.
 
     They govern money and data (the paid gate, the paid platform list, the AF threshold, max
-    attempts, the retry interval, ...), so they are not Dagster config: the resource's config
-    schema is empty, the Launchpad offers nothing for it, and a run config that sets any of them
+    attempts, the retry interval, ...), so they are not Dagster config: the resource never reads
+    run config, and a run config that sets any of them
     (`resources: {recording: {config: {enable_paid: true}}}`) is refused before the run starts
-    (`DagsterInvalidConfigError`). A `ConfigurableResource` field bound to an `EnvVar` would be a
-    default that run config can override, which is how a Launchpad value once opened the paid gate.
+    by the launch gate, naming the variable to set instead (defs/launch_gate.py). A
+    `ConfigurableResource` field bound to an `EnvVar` would be a default that run config can
+    override, which is how a Launchpad value once opened the paid gate; the other resources are
+    therefore bound through `deploy_only` below.
 
     `from_environment()` (the code location) reads the process environment whenever a run or tick
     asks for the settings; tests pass field values (`RecordingSettingsResource(enable_paid="true")`),
@@ -183,9 +192,14 @@ class RecordingSettingsResource(dg.ResourceDefinition):
         if unknown:
             raise TypeError(f"unknown recording settings {unknown}; known: {sorted(ENV_NAMES.values())}")
         source = RecordingSettingsSource(values)
+
+        def init(context: dg.InitResourceContext) -> RecordingSettingsSource:
+            refuse_resource_config("recording", context.resource_config)
+            return source
+
         super().__init__(
-            resource_fn=lambda _context: source,
-            config_schema={},
+            resource_fn=init,
+            config_schema=DEPLOY_ONLY_SCHEMA,
             description="SOCIALREC_* recording settings, read from the deployment's environment when a run "
             "starts. Deploy-time only: run config cannot set them.",
         )
@@ -237,12 +251,18 @@ class YouTubeResource(dg.ConfigurableResource):
 
 
 class TelegramResource(dg.ConfigurableResource):
-    """Telegram public preview pages (no key)."""
+    """Telegram public preview pages (no key); with a bot token, also the Bot API's `getChat` for
+    the numeric chat id and type of public names (unset = not called, nothing changes)."""
 
     base_url: str = Field(default="https://t.me", description="TELEGRAM_BASE_URL.")
+    bot_api_base_url: str = Field(default="https://api.telegram.org", description="TELEGRAM_BOT_API_BASE_URL.")
+    bot_token: str | None = Field(default=None, description="TELEGRAM_BOT_TOKEN (secret, optional).")
 
     def client(self) -> TelegramPreviewClient:
         return TelegramPreviewClient(self.base_url)
+
+    def bot_client(self) -> TelegramBotClient | None:
+        return TelegramBotClient(self.bot_api_base_url, self.bot_token) if self.bot_token else None
 
 
 class ApifyResource(dg.ConfigurableResource):
@@ -305,10 +325,12 @@ class GeneratorsResource(dg.ConfigurableResource):
     urlscan: UrlscanResource
 
     _registry: tuple[GateSettings, GeneratorRegistry] | None = PrivateAttr(default=None)
+    _clients: ProviderClients | None = PrivateAttr(default=None)
 
     def clients(self) -> ProviderClients:
         return ProviderClients(
             telegram=self.telegram.client(),
+            telegram_bot=self.telegram.bot_client(),
             github=self.github.client(),
             reddit=self.reddit.client(),
             urlscan=self.urlscan.client(),
@@ -320,15 +342,86 @@ class GeneratorsResource(dg.ConfigurableResource):
     def registry(self, gate_settings: GateSettings) -> GeneratorRegistry:
         """The registry for these providers; short links are gated with `gate_settings`."""
         if self._registry is None or self._registry[0] != gate_settings:
-            self._registry = (gate_settings, build_registry(self.clients(), gate_settings))
+            self.close()  # the previous registry's HTTP clients
+            self._clients = self.clients()
+            self._registry = (gate_settings, build_registry(self._clients, gate_settings))
         return self._registry[1]
+
+    def close(self) -> None:
+        """Close the HTTP clients of the registry built last (the run's teardown calls it)."""
+        if self._registry is not None:
+            self._registry[1].close()
+        if self._clients is not None:
+            for client in vars(self._clients).values():
+                if client is not None:
+                    client.close()
+        self._registry = self._clients = None
+
+
+# -- deployment-only binding -------------------------------------------------------------------
+
+#: The run-config schema of every resource of the code location: optional and ignored. Anything set
+#: under `resources.<key>.config` is refused by the launch gate before the run is queued (with the
+#: variable to change) and again by the resource when a run initialises it, so no launch-time value
+#: ever reaches a resource. (An empty schema would refuse too, in Dagster's generic words.)
+DEPLOY_ONLY_SCHEMA = dg.Field(
+    dg.Permissive(),
+    is_required=False,
+    description="Deploy-time only: every field is an environment variable of the deployment (README, "
+    "Configuration). A launch that sets anything here is refused.",
+)
+
+
+def refuse_resource_config(key: str, config: Any) -> None:
+    refusals = resource_refusals(key, config)
+    if refusals:
+        raise LaunchRefused(refusals)
+
+
+def resolve_env(resource: dg.ConfigurableResource) -> dg.ConfigurableResource:
+    """A copy of `resource` with each `EnvVar` field read from the environment now (nested too)."""
+    values: dict[str, Any] = {}
+    for name in type(resource).model_fields:
+        value = getattr(resource, name)
+        if isinstance(value, dg.EnvVar):
+            if value.env_var_name not in os.environ:
+                raise SettingError(f"{value.env_var_name} is not set in this process's environment; set it in the "
+                                   "deployment (README, Configuration) and restart or reload.")
+            value = value.get_value()
+        elif isinstance(value, dg.ConfigurableResource):
+            value = resolve_env(value)
+        values[name] = value
+    return type(resource)(**values)
+
+
+def deploy_only(key: str, resource: dg.ConfigurableResource) -> dg.ResourceDefinition:
+    """`resource` bound without run config: its fields come from the deployment only."""
+
+    def init(context: dg.InitResourceContext) -> Iterator[dg.ConfigurableResource]:
+        refuse_resource_config(key, context.resource_config)
+        value = resolve_env(resource)
+        try:
+            yield value
+        finally:  # the run (or tick) is over: close what the resource opened
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+
+    settings = ", ".join(sorted(set(RESOURCE_SETTINGS[key].values())))
+    doc = (type(resource).__doc__ or "").strip().splitlines()[0]
+    return dg.ResourceDefinition(
+        resource_fn=init,
+        config_schema=DEPLOY_ONLY_SCHEMA,
+        description=f"{doc} Deploy-time only, from {settings}.",
+    )
 
 
 # -- one place that binds everything to the environment -----------------------------------------
 
 
-def resources_from_env() -> dict[str, Any]:
-    """The resource map of the code location (names are the op/sensor parameter names)."""
+def bound_resources_from_env() -> dict[str, dg.ConfigurableResource]:
+    """Every infrastructure and provider resource bound to its environment variables (before
+    `deploy_only` wraps it): what the deployment sets, readable by tests and the setup checks."""
     generators = GeneratorsResource(
         x=XApiResource(
             base_url=env_or("TWITTERAPI_BASE_URL", field_default(XApiResource, "base_url")),
@@ -342,7 +435,13 @@ def resources_from_env() -> dict[str, Any]:
             base_url=env_or("YOUTUBE_API_BASE_URL", field_default(YouTubeResource, "base_url")),
             api_key=env_or("YOUTUBE_API_KEY", None),
         ),
-        telegram=TelegramResource(base_url=env_or("TELEGRAM_BASE_URL", field_default(TelegramResource, "base_url"))),
+        telegram=TelegramResource(
+            base_url=env_or("TELEGRAM_BASE_URL", field_default(TelegramResource, "base_url")),
+            bot_api_base_url=env_or(
+                "TELEGRAM_BOT_API_BASE_URL", field_default(TelegramResource, "bot_api_base_url")
+            ),
+            bot_token=env_or("TELEGRAM_BOT_TOKEN", None),
+        ),
         apify=ApifyResource(
             base_url=env_or("APIFY_BASE_URL", field_default(ApifyResource, "base_url")),
             token=env_or("APIFY_TOKEN", None),
@@ -371,14 +470,22 @@ def resources_from_env() -> dict[str, Any]:
             url=env_or("RABBITMQ_URL", field_default(RabbitMQResource, "url")),
             env=env_or("SOCIALREC_ENV", field_default(RabbitMQResource, "env")),
             exchange=env_or("RABBITMQ_EXCHANGE", field_default(RabbitMQResource, "exchange")),
+            management_url=env_or("RABBITMQ_MANAGEMENT_URL", None),
         ),
         "soltracker": SolTrackerResource(
             base_url=dg.EnvVar("SOL_TRACKER_BASE_URL"),
             api_key=dg.EnvVar("SOL_TRACKER_API_KEY"),
             af_group_ids=env_or("AF_GROUP_IDS", field_default(SolTrackerResource, "af_group_ids")),
         ),
-        "recording": RecordingSettingsResource.from_environment(),
         "generators": generators,
+    }
+
+
+def resources_from_env() -> dict[str, Any]:
+    """The resource map of the code location (names are the op/sensor parameter names)."""
+    return {
+        **{key: deploy_only(key, resource) for key, resource in bound_resources_from_env().items()},
+        "recording": RecordingSettingsResource.from_environment(),
     }
 
 

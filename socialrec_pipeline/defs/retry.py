@@ -6,6 +6,7 @@ import logging
 import dagster as dg
 from pydantic import Field
 
+from socialrec_pipeline.defs.launch_gate import refuse_op_config
 from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
 from socialrec_pipeline.defs.resources import GeneratorsResource, MongoResource, RecordingSettingsParam, RedisResource
 from socialrec_pipeline.defs.services import (
@@ -28,7 +29,9 @@ SCHEDULED_STATUSES = [status.value for status in RETRY_PARTITIONS if status in R
 
 class RetryConfig(dg.Config):
     limit: int | None = Field(
-        default=None, description="URLs to retry in this run; null = SOCIALREC_RETRY_LIMIT (default 50)."
+        default=None,
+        description="URLs to retry in this run, 1 to SOCIALREC_CAP_RETRY_LIMIT (default 1000); "
+        "null = SOCIALREC_RETRY_LIMIT (default 50).",
     )
 
 
@@ -45,6 +48,7 @@ def retry_urls(
     """Re-route, gate, regenerate and rewrite the due URLs of the partition's status."""
     status = context.partition_key
     with transient_only(context):
+        refuse_op_config("retry_urls", config.model_dump())  # the launch gate's bounds, in process too
         # Retry never asks upstream; paid calls claim a slot of the paid_social_api pool one at a time
         # and stop at the deployment-wide credit guard.
         recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=PoolPaidSlots(context))
@@ -70,6 +74,7 @@ def retry_urls(
             "exhausted": result.exhausted,
             "rerouted": result.rerouted,
             "same_as_sibling": result.same_as_sibling,
+            "queue_backfilled": result.queue_backfilled,
             "credentials_refused": ", ".join(sorted(result.stopped_credentials)) or "none",
             "credit_exhausted": result.credit_exhausted,
             "limit": limit,

@@ -179,7 +179,8 @@ def transient_only(context: dg.OpExecutionContext | None = None) -> Iterator[Non
 
     With `context`, a Redis or MongoDB fault is re-raised as a `Failure` whose description names
     the service and the cause, and the op's last attempt tags the run `socialrec/outcome:
-    infra_failed` (earlier attempts are retried and may still succeed).
+    infra_failed` (earlier attempts are retried and may still succeed); any other MongoDB or Redis
+    error fails the step at once with the same tag.
     """
     try:
         yield
@@ -196,6 +197,13 @@ def transient_only(context: dg.OpExecutionContext | None = None) -> Iterator[Non
             context.instance.add_run_tags(context.run_id, {OUTCOME_TAG: INFRA_FAILED})
         context.log.error(message + ("" if last else f" (attempt {context.retry_number + 1}; the step is retried)"))
         raise dg.Failure(description=message, allow_retries=not last) from exc
+    except (pymongo.errors.PyMongoError, redis.exceptions.RedisError) as exc:
+        # Our database refused the work for a reason waiting will not fix (a write concern, an
+        # operation failure): still infrastructure, never a URL status (SPEC §4.1). Not retried.
+        if context is not None:
+            context.instance.add_run_tags(context.run_id, {OUTCOME_TAG: INFRA_FAILED})
+            context.log.error(infra_failure_message(exc))
+        raise dg.Failure(description=infra_failure_message(exc), allow_retries=False) from exc
     except Exception as exc:
         raise dg.Failure(description=f"{type(exc).__name__}: {exc}", allow_retries=False) from exc
 

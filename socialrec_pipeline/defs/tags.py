@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 TOKEN_TAG = "socialrec/token_address"
+#: The tag Dagster gives a run launched by a `RunRequest` with a `run_key` (documented tag name; read
+#: here instead of importing Dagster's internal constant).
+RUN_KEY_TAG = "dagster/run_key"
 SOURCE_TAG = "source"
 SANDBOX_TAG = "sandbox"
 #: `dagster.yaml` caps concurrent runs per value of this tag (reconcile / retry / metric_refresh).

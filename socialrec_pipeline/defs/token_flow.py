@@ -13,13 +13,16 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-# The tag the daemon puts on every run it starts from a RunRequest (the request's run key); not
-# re-exported by `dagster`, and the only link from an inbox entry's launch to the run it became.
-from dagster._core.storage.tags import RUN_KEY_TAG
-
 from socialrec_pipeline.defs.record_token import RecordTokenConfig
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsParam
-from socialrec_pipeline.defs.tags import OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404, WARNING_TAG, run_tags
+from socialrec_pipeline.defs.tags import (  # RUN_KEY_TAG: the only link from an inbox launch to its run
+    OUTCOME_TAG,
+    RUN_KEY_TAG,
+    TOKEN_TAG,
+    UPSTREAM_ALL_404,
+    WARNING_TAG,
+    run_tags,
+)
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RETRYING, STUCK, RecordInbox

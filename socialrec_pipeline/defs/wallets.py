@@ -4,15 +4,20 @@ import dagster as dg
 from bson import ObjectId
 from pydantic import Field
 
+from socialrec_pipeline.defs.launch_gate import LaunchRefused, refuse_op_config
 from socialrec_pipeline.defs.resources import MongoResource
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.recording.wallets_backfill import backfill_wallets
 
 
 class WalletsBackfillConfig(dg.Config):
-    batch_size: int = Field(default=500, ge=1, le=10_000, description="Accounts read and updated per batch.")
+    batch_size: int = Field(
+        default=500, description="Accounts read and updated per batch (1 to SOCIALREC_CAP_WALLETS_BATCH_SIZE)."
+    )
     max_batches: int | None = Field(
-        default=None, ge=1, description="Stop after this many batches (null = the whole collection)."
+        default=None,
+        description="Stop after this many batches (1 to SOCIALREC_CAP_WALLETS_MAX_BATCHES; "
+        "null = the whole collection).",
     )
     after_id: str | None = Field(
         default=None, description="Resume after this account _id (the `last_id` a stopped run reported)."
@@ -23,6 +28,10 @@ class WalletsBackfillConfig(dg.Config):
 def backfill_known_wallets(
     context: dg.OpExecutionContext, config: WalletsBackfillConfig, mongo: MongoResource
 ) -> dg.Output:
+    try:
+        refuse_op_config("backfill_known_wallets", config.model_dump())  # the launch gate's checks, in process too
+    except LaunchRefused as exc:
+        raise dg.Failure(description=str(exc)) from None
     if config.after_id is not None and not ObjectId.is_valid(config.after_id):
         raise dg.Failure(f"after_id {config.after_id!r} is not an ObjectId")
     after = ObjectId(config.after_id) if config.after_id else None

@@ -74,7 +74,7 @@ class FetchStatus(StrEnum):
 
 
 #: The one definition of "a retry can still change the outcome". Used by the retry selection
-#: (a pure `$in` on the indexed field) and by the attempts cap alike.
+#: (`find_due_urls`: one range on `oldest_attempt.<status>` per status) and by the attempts cap alike.
 RETRYABLE: frozenset[FetchStatus] = frozenset(
     {FetchStatus.ERROR, FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID}
 )

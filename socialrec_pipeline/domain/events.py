@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 from pydantic import (
     AfterValidator,
@@ -66,13 +66,44 @@ EARLIEST_FLOW = datetime(2020, 3, 16, tzinfo=UTC)
 MAX_FLOW_CLOCK_SKEW = timedelta(days=1)
 
 
-def clean_text(value: str, max_chars: int) -> str | None:
-    """`value` stripped, or None when it is empty, too long or holds a forbidden character."""
-    text = value.strip()
-    if not text or len(text) > max_chars:
+#: The zero-width joiner: invisible, but it is how emoji sequences (🐸‍🔥) are written.
+_ZWJ = "\u200d"
+#: Emoji presentation selectors (U+FE0E/U+FE0F), which may stand between an emoji and a joiner.
+_PRESENTATION = frozenset("\ufe0e\ufe0f")
+
+
+def _joins_emoji(text: str, i: int) -> bool:
+    """Whether the joiner at `text[i]` stands inside an emoji sequence: a symbol (or a skin-tone
+    modifier, or a presentation selector after one) before it, a symbol after it."""
+    before = text[i - 1] if i > 0 else ""
+    if before in _PRESENTATION and i > 1:
+        before = text[i - 2]
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if not (before and after):
+        return False
+    return unicodedata.category(before) in ("So", "Sk") and unicodedata.category(after) == "So"
+
+
+def clean_symbol(value: str | None) -> str | None:
+    """The one cleaning rule for a token symbol, wherever it comes from (the event, SolTracker on
+    the stream and on reconcile, a manual launch, the marker model): the text stripped, or None
+    when it is empty, longer than `MAX_SYMBOL_CHARS`, or holds anything that could hide, reorder
+    or forge what an operator reads — a control character (ANSI escape, BEL, newline, tab, NUL),
+    a lone surrogate, a line/paragraph separator, or any invisible format character (bidi
+    embeddings/overrides/isolates/marks, zero-width space and non-joiner, word joiner, soft
+    hyphen, BOM, tag characters). The one format character kept is the zero-width joiner inside
+    an emoji sequence. Dropped as a whole, never repaired: a symbol with hidden characters is
+    not the text its publisher showed, and the recorder falls back to the upstream's symbol."""
+    if value is None:
         return None
-    for ch in text:
-        if ch in _FORBIDDEN_CHARS or unicodedata.category(ch) in _FORBIDDEN_CATEGORIES:
+    text = value.strip()
+    if not text or len(text) > MAX_SYMBOL_CHARS:
+        return None
+    for i, ch in enumerate(text):
+        category = unicodedata.category(ch)
+        if ch in _FORBIDDEN_CHARS or category in _FORBIDDEN_CATEGORIES:
+            return None
+        if category == "Cf" and not (ch == _ZWJ and _joins_emoji(text, i)):
             return None
     return text
 
@@ -80,7 +111,7 @@ def clean_text(value: str, max_chars: int) -> str | None:
 def _symbol(value: Any) -> Any:
     # Dropped, not rejected: the symbol is display only, the token is still worth recording, and
     # the recorder falls back to the upstream's symbol (docs/decisions.md, "Stream").
-    return clean_text(value, MAX_SYMBOL_CHARS) if isinstance(value, str) else value
+    return clean_symbol(value) if isinstance(value, str) else value
 
 
 def plausible_flow_time(value: datetime | None, now: datetime | None = None) -> datetime | None:
@@ -92,8 +123,13 @@ def plausible_flow_time(value: datetime | None, now: datetime | None = None) -> 
     return value if EARLIEST_FLOW <= value <= now + MAX_FLOW_CLOCK_SKEW else None
 
 
+def is_token_address(value: Any) -> TypeGuard[str]:
+    """A base58 Solana address of 32-44 characters (an event's tokenAddress, a launch's token_address)."""
+    return isinstance(value, str) and _BASE58_ADDRESS.match(value) is not None
+
+
 def _address(value: Any) -> str:
-    if not isinstance(value, str) or not _BASE58_ADDRESS.match(value):
+    if not is_token_address(value):
         raise ValueError("tokenAddress must be a base58 Solana address of 32-44 characters")
     return value
 

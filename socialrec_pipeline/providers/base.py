@@ -105,3 +105,10 @@ class GeneratorRegistry:
     @property
     def supported(self) -> Mapping[SourceType, Generator]:
         return dict(self._by_type)
+
+    def close(self) -> None:
+        """Close what the registered generators opened themselves (a generator with `close`)."""
+        for generator in {id(g): g for g in self._by_type.values()}.values():
+            close = getattr(generator, "close", None)
+            if callable(close):
+                close()

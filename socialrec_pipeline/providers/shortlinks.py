@@ -82,13 +82,31 @@ def system_resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
+#: IPv6 prefixes that carry an IPv4 address a gateway forwards to: NAT64 (well-known and local-use,
+#: the IPv4 in the last 32 bits). 6to4 (2002::/16), Teredo and IPv4-mapped forms have properties of
+#: their own in `ipaddress`.
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address wraps (mapped, NAT64, 6to4, Teredo), if any."""
+    found = [a for a in (address.ipv4_mapped, address.sixtofour) if a is not None]
+    if address.teredo is not None:
+        found.extend(address.teredo)
+    if any(address in network for network in _NAT64):
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
+
+
 def is_public_address(text: str) -> bool:
     try:
         address = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        wrapped = embedded_ipv4(address)
+        if wrapped:  # judged by the IPv4 address the packets end up at
+            return all(is_public_address(str(inner)) for inner in wrapped)
     return address.is_global and not (
         address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
         or address.is_multicast or address.is_unspecified
@@ -227,6 +245,10 @@ class ShortLinkGenerator:
         self._route = route_fn
         self._registry = delegate_registry
         self._settings = gate_settings or GateSettings()
+
+    def close(self) -> None:
+        """Close the resolver's HTTP client (the registry that built it closes it)."""
+        self._resolver.close()
 
     def _is_final(self, url: str) -> bool:
         routed = self._route(url)

@@ -5,8 +5,11 @@ Decisions:
   API lookup can upgrade it to the numeric chat id. Invite links carry no name: their key is
   `invite:{code}` (the code is case-sensitive and kept as written), `platform_key_kind = "invite"`.
 - What the page is (`page_kind`, in this order; contracts § Telegram):
-  1. og:title "Telegram: Contact @…", or a page with neither a visible title nor a photo → the name
-     does not exist (`TargetNotFound`);
+  1. og:title "Telegram: Contact @…", or a page with neither a visible title nor a photo (a "Send
+     Message" page, or one without a button) → the name does not exist (`TargetNotFound`). A
+     "Join Channel" / "Join Group" page is exempt: a private invite's generic page (og:title "Join
+     group chat on Telegram", no title div, no photo, no count) is the invite venue, with the
+     subtype its button says, no name and no count (docs/telegram_invites.md);
   2. "Start Bot", or an extra line "N monthly users" → a **bot**; "Send Message" (extra line
      `@handle`) → a **user**. Neither is a community venue: both are recorded as what they are, a
      Telegram `accounts` row (SPEC §4: accounts have no subtype; `data.account_type` says `bot` or
@@ -26,6 +29,11 @@ Decisions:
   channel's web preview `t.me/s/{name}/{id}` when the channel has public posts
   (providers/telegram_posts.py); otherwise (a redirect, the message absent, a failed request) the
   row has the key alone and the URL is still `ok`.
+- With a Bot API client (`TELEGRAM_BOT_TOKEN`, providers/telegram_bot.py), a public name's venue
+  or account also gets `data.chat_id` (the numeric id), `data.chat_type` and
+  `data.bot_api_status`; a venue's subtype then follows the chat type (`channel` → channel,
+  `group` / `supergroup` → group), which also settles a `shell` page. The key stays the
+  lower-cased name. Invites have no name to ask about; a failed lookup never fails the URL.
 - Non-200 answers, pages without `og:title`, and bodies over 1 MiB → error. The parser is stdlib
   `html.parser` and never raises on junk: whatever it cannot read is simply absent.
 """
@@ -53,6 +61,7 @@ from socialrec_pipeline.domain.graph import (
 from socialrec_pipeline.providers.base import GenerateOptions, unexpected_shape_is_error
 from socialrec_pipeline.providers.http import DEFAULT_TIMEOUT, build_client, send
 from socialrec_pipeline.providers.payload import outbound_links
+from socialrec_pipeline.providers.telegram_bot import BotChat, TelegramBotClient, bot_api_data
 from socialrec_pipeline.providers.telegram_posts import ChannelMessage, parse_channel_message
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
@@ -181,9 +190,12 @@ def page_kind(page: PreviewPage, platform_key: str) -> PageKind:
     title = page.title
     if not title:
         raise TransientProviderError("Telegram preview page without og:title")
-    if title.startswith("Telegram: Contact @") or not (page.page_title or page.has_photo):
-        raise TargetNotFound(f"t.me preview of {platform_key}: no such name")
     buttons = [b.lower() for b in page.buttons]
+    invite = "join channel" in buttons or "join group" in buttons
+    # A private invite's generic page has no visible title and no photo either: it is still an
+    # invite (contracts § Telegram ties "no title, no photo → no such name" to "Send Message").
+    if title.startswith("Telegram: Contact @") or not (page.page_title or page.has_photo or invite):
+        raise TargetNotFound(f"t.me preview of {platform_key}: no such name")
     extra = page.extra or ""
     if "start bot" in buttons or _MONTHLY_USERS.search(extra):
         return PageKind.BOT
@@ -290,12 +302,18 @@ class TelegramPreviewClient:
         return parse_preview(response.text)
 
 
+#: Bot API chat type → venue subtype (a `private` chat is a user or a bot: an account).
+_VENUE_OF_CHAT_TYPE = {"channel": VenueSubtype.CHANNEL, "group": VenueSubtype.GROUP, "supergroup": VenueSubtype.GROUP}
+
+
 class TelegramGenerator:
     source_types = frozenset({SourceType.TELEGRAM_CHANNEL, SourceType.TELEGRAM_INVITE, SourceType.TELEGRAM_POST})
     makes_external_calls = True
 
-    def __init__(self, client: TelegramPreviewClient) -> None:
+    def __init__(self, client: TelegramPreviewClient, bot: TelegramBotClient | None = None) -> None:
         self._client = client
+        #: Optional (`TELEGRAM_BOT_TOKEN`): the numeric chat id and type of public names.
+        self._bot = bot
 
     def generate(self, routed: RoutedUrl, options: GenerateOptions, observed_at: datetime) -> SocialObjectGraph:
         key = (routed.source_key or "").strip().strip("/")
@@ -314,9 +332,16 @@ class TelegramGenerator:
         key = name.lower()
         page = self._client.page(f"/{key}")
         data: dict[str, object] = {"platform_key_kind": "username", "username": key}
-        if page_kind(page, key) in (PageKind.BOT, PageKind.USER):
+        kind = page_kind(page, key)  # raises the page's verdict before any Bot API call
+        chat = self._bot.get_chat(key) if self._bot is not None else None
+        if chat is not None:
+            data.update(bot_api_data(chat))
+        if kind in (PageKind.BOT, PageKind.USER):
             return GraphGroup(ref=f"account:{key}", creator=preview_account(page, key, data))
-        return GraphGroup(ref=f"venue:{key}", venue=preview_venue(page, key, data))
+        venue = preview_venue(page, key, data)
+        if isinstance(chat, BotChat) and chat.type in _VENUE_OF_CHAT_TYPE:
+            venue.subtype = _VENUE_OF_CHAT_TYPE[chat.type]  # the Bot API knows; the page may not say
+        return GraphGroup(ref=f"venue:{key}", venue=venue)
 
     def _invite(self, code: str) -> SocialObjectGraph:
         if not _INVITE.match(code):

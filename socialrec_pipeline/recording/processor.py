@@ -1,8 +1,9 @@
 """Recording one token (SPEC §6): lock → idempotency → upstream → route → per URL → marker LAST.
 
 The marker (`tokens` document) is written last on purpose: a crash before it leaves no marker, so
-the token's next flow event simply records it again. Only infrastructure failures (Mongo or Redis
-unreachable) raise out of `record_token`; everything a URL can run into becomes its status.
+the token is recorded again (the sensor's relaunch, the next event, reconcile). Only infrastructure
+failures (MongoDB or Redis failing, `recording/infra.py`) raise out of `record_token`; everything
+the target makes a URL run into becomes its status (SPEC §4.1).
 
 Split for fan-out: `prepare` (lock, idempotency, upstream, routing) → `record_one_url` per planned
 URL (gate, generate, write; may run in other processes) → `finish` (marker, unlock).
@@ -24,11 +25,12 @@ from pymongo.errors import PyMongoError
 
 from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.errors import AccountSuspended, OutOfCredit, ProviderError, ProviderStop, status_of_error
-from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.domain.events import TokenFlowEvent, clean_symbol
 from socialrec_pipeline.domain.graph import SocialObjectGraph
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, subtype_of
-from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT
+from socialrec_pipeline.domain.models.identities import has_fresh_profile
 from socialrec_pipeline.providers.base import GenerateOptions, Generator, GeneratorRegistry, TargetResolver
+from socialrec_pipeline.recording.infra import is_infrastructure_fault
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, UnboundedPaidSlots, credit_message
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
@@ -244,7 +246,7 @@ class TokenRecorder:
         self.registry = registry
         self.settings = settings or RecordingSettings()
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
-        self.writer = GraphWriter(store, self.clock)
+        self.writer = GraphWriter(store, self.clock, profile_max_age=self.profile_max_age)
         self.route = route_fn or _default_route
         self._gate: GateFn = gate_fn or _default_gate
         self._gate_settings: GateSettings | None = None
@@ -360,7 +362,7 @@ class TokenRecorder:
         return PreparedToken(
             address=address,
             owner=owner,
-            symbol=symbol if symbol is not None else token.symbol,
+            symbol=clean_symbol(symbol) or token.symbol,  # a manual launch's symbol obeys the rule too
             first_transfer_at=first_transfer_at or token.first_flow_timestamp,
             planned=planned,
             upstream_calls=calls,
@@ -435,12 +437,8 @@ class TokenRecorder:
         generator = self.registry.for_source_type(routed.source_type)
         if generator is None:
             return UrlResult(planned, FetchStatus.UNSUPPORTED, attempted_at=attempted_at, error="no generator")
-        try:
-            self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
-        except PyMongoError as exc:  # a transient DB error is the URL's `error`; nothing was called
-            return UrlResult(
-                planned, FetchStatus.ERROR, error=f"{type(exc).__name__}: {exc}", attempted_at=attempted_at
-            )
+        # A database failure here (or anywhere below) is ours, never the URL's status: it raises.
+        self.store.links.delete_by_token_and_source_url(prepared.address, routed.canonical_url)
         fetched = self.fetch(routed, generator, attempted_at, guard, provider_stops=stops)
         if fetched.status is not None:
             return UrlResult(
@@ -457,10 +455,11 @@ class TokenRecorder:
                 fetched.graph,
                 entry_url=routed.canonical_url,
                 token_address=prepared.address,
-                first_transfer_at=prepared.first_transfer_at,
                 observed_at=attempted_at,
             )
-        except Exception as exc:  # contract breach → invalid; a DB hiccup → error
+        except Exception as exc:  # contract breach → invalid; a graph the database refuses → error
+            if is_infrastructure_fault(exc):  # MongoDB failing is never the URL's status (SPEC §4.1)
+                raise
             log.warning("writing %s failed: %s", routed.canonical_url, exc)
             return UrlResult(
                 planned,
@@ -512,6 +511,8 @@ class TokenRecorder:
             try:
                 target = generator.resolve_target(routed)
             except Exception as exc:  # resolution failed: the short link's own status
+                if is_infrastructure_fault(exc):
+                    raise
                 external = bool(getattr(exc, "external_call_made", True))
                 return Fetched(
                     routed, status=status_of_error(exc), external_call=external, error=f"{type(exc).__name__}: {exc}"
@@ -573,7 +574,9 @@ class TokenRecorder:
                 paid=True,
                 held_back="out_of_credit",
             )
-        except Exception as exc:  # every generator failure becomes a status
+        except Exception as exc:  # every generator failure becomes a status; our Redis or MongoDB failing raises
+            if is_infrastructure_fault(exc):
+                raise
             if isinstance(exc, AccountSuspended):
                 self.note_unavailable(target, observed_at, exc.platform_key)
             stop = None
@@ -604,7 +607,7 @@ class TokenRecorder:
     def profile_is_fresh(self, kind: ObjectKind, platform: Platform, platform_key: str) -> bool:
         """True when the stored row holds a full profile younger than `profile_max_age_hours`.
         An account flagged unavailable is never fresh: every sighting re-checks it."""
-        max_age = timedelta(hours=self.settings.profile_max_age_hours)
+        max_age = self.profile_max_age
         if not max_age:
             return False
         repository = self.store.accounts if kind == ObjectKind.ACCOUNTS else self.store.venues
@@ -613,10 +616,11 @@ class TokenRecorder:
         except PyMongoError as exc:  # cannot tell: fetch (the write will meet the same outage)
             log.info("profile freshness of %s %s/%s unknown: %s", kind, platform, platform_key, exc)
             return False
-        if row is None or getattr(getattr(row, "moderation", None), "unavailable", None) is True:
-            return False
-        stamp = row.data.get(PROFILE_OBSERVED_AT)
-        return isinstance(stamp, datetime) and stamp > self.clock() - max_age
+        return row is not None and has_fresh_profile(row, self.clock(), max_age)
+
+    @property
+    def profile_max_age(self) -> timedelta:
+        return timedelta(hours=self.settings.profile_max_age_hours)
 
     def note_unavailable(self, routed: RoutedUrl, at: datetime, platform_key: str | None = None) -> int:
         """A profile URL answered "suspended or deleted": flag the stored account it names

@@ -6,9 +6,13 @@ element.
 `attempts` grows only when an external call judged the target; an `error` reaching `max_attempts`
 becomes `exhausted`. Upstream calls: zero — everything needed is in the `tokens` document.
 
+Each URL is retried from the token as it is now: the document is read again under the token lock
+before every URL, never reused from the selection or from an earlier URL of the same run.
+
 Only the retried URL's own links are ever deleted. A URL whose new canonical form is already held
-by a sibling element of the same token is the same target as that sibling: it takes the sibling's
-status without a fetch, its own (old-spelling) links go, and the sibling's links stay untouched.
+by a sibling element of the same token is the same target as that sibling: it is merged into the
+sibling (its element and its own old-spelling links go) without a fetch, and the sibling — its
+status, its links — stays untouched. So two old spellings of one target cost one call in a run.
 A credential refused in this run (rejected key, spent quota) is not called again in it.
 """
 
@@ -24,10 +28,9 @@ from datetime import UTC, datetime, timedelta
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
 from socialrec_pipeline.recording.locks import CreditGuard
-from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder, UrlResult
+from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, TokenRecorder
 from socialrec_pipeline.recording.provider_stops import InMemoryProviderStops, ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -43,8 +46,10 @@ class RetryResult:
     external_calls: int = 0
     exhausted: int = 0
     rerouted: int = 0
-    #: Re-routed URLs that turned out to be a sibling's URL: resolved to its status, nothing fetched.
+    #: Re-routed URLs that turned out to be a sibling's URL: merged into it, nothing fetched.
     same_as_sibling: int = 0
+    #: Markers whose retry queue field was missing, derived before selecting (an upgraded database).
+    queue_backfilled: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     credit_exhausted: bool = False
     #: Credentials refused during the run (setting → why): the operator's fix list.
@@ -89,20 +94,28 @@ class RetryService:
         stops = provider_stops or InMemoryProviderStops()
         owner = owner or f"retry-{uuid.uuid4().hex}"
         cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
+        # Markers written before the queue existed join it first (an empty index range each when
+        # the database is up to date): no upgrade step for an operator to forget.
+        backfilled = self.store.tokens.backfill_oldest_attempt()
+        if backfilled:
+            log.info("retry: derived the retry queue of %d marker(s) written before it existed", backfilled)
         # The `budget` URLs waiting longest, whatever their token (fair: SPEC §8 "oldest first").
         selected = self.store.tokens.find_due_urls(wanted, cutoff, budget)
-        result = RetryResult(tokens_selected=len(selected))
+        result = RetryResult(tokens_selected=len(selected), queue_backfilled=backfilled)
         for chosen, records in selected:
-            urls = {r.url for r in records}
             with self.recorder.locks.acquired(chosen.address, owner) as got:
                 if not got:
                     result.skipped_locked += len(records)
                     continue
-                # Read again under the lock: another worker may have retried these URLs between
-                # the selection and now, and must not be paid for twice.
-                token = self.store.tokens.find_by_address(chosen.address)
-                if token is not None:
-                    for record in _due(token, wanted, cutoff, urls):
+                for url in [r.url for r in records]:
+                    # Read again under the lock, before every URL: another worker may have retried
+                    # it since the selection (and must not be paid for twice), and an earlier URL
+                    # of this run may have changed the token (a re-routed URL now holds the
+                    # canonical form this one routes to: merged, not fetched again).
+                    token = self.store.tokens.find_by_address(chosen.address)
+                    if token is None:
+                        break
+                    for record in _due(token, wanted, cutoff, {url}):
                         self._retry_url(token, record, owner, guard, stops, result)
         result.credit_exhausted = guard.is_exhausted()
         return result
@@ -122,11 +135,8 @@ class RetryService:
         sibling = token.social_url(new_url) if new_url != record.url else None
         if routed is not None and (routed.source_type.value != record.source_type or new_url != record.url):
             result.rerouted += 1
-        if sibling is not None and routed is not None:  # a sibling is only found for a re-routed URL
-            # The sibling may have been retried a moment ago in this run: take its current outcome.
-            current = self.store.tokens.find_by_address(token.address)
-            sibling = (current.social_url(new_url) if current else None) or sibling
-            self._resolve_to_sibling(token, record, sibling, routed, raw, result)
+        if sibling is not None:  # only a re-routed URL can find one: `token` is current (read under the lock)
+            self._merge_into_sibling(token, record, sibling, result)
             return
         planned = PlannedUrl(url=new_url, raw_url=raw, source_field=record.source_field, routed=routed)
         prepared = PreparedToken(
@@ -149,25 +159,18 @@ class RetryService:
         result.external_calls += int(outcome.external_call)
         result.statuses[str(status)] += 1
 
-    def _resolve_to_sibling(
-        self,
-        token: Token,
-        record: SocialUrlRecord,
-        sibling: SocialUrlRecord,
-        routed: RoutedUrl,
-        raw: str,
-        result: RetryResult,
+    def _merge_into_sibling(
+        self, token: Token, record: SocialUrlRecord, sibling: SocialUrlRecord, result: RetryResult
     ) -> None:
         """The URL now routes to a URL another element of the token already holds: the same target.
 
-        No fetch (the sibling's outcome is this target's outcome) and no attempt. The element keeps
-        its own url (one element per URL) and takes the sibling's status; only links recorded under
-        its own url go — the sibling's links, and their `linked_at`, are never touched.
+        No fetch and no attempt: the sibling's outcome is this target's outcome, and the token
+        keeps one element per target (SPEC §3), the sibling's. Only links recorded under the
+        merged element's own url go — the sibling's links, and their `linked_at`, are never touched.
         """
         self.store.links.delete_by_token_and_source_url(token.address, record.url)
-        planned = PlannedUrl(url=record.url, raw_url=raw, source_field=record.source_field, routed=routed)
-        resolved = UrlResult(planned, sibling.status, attempted_at=self.clock())
-        self._write_element(token, record, resolved.to_record(attempts=record.attempts))
+        if not self.store.tokens.merge_social_url(token.address, record.url, into=sibling.url):
+            log.warning("retry: %s lost its element %s while we worked", token.address, record.url)
         result.urls_attempted += 1
         result.same_as_sibling += 1
         result.statuses[str(sibling.status)] += 1

@@ -7,6 +7,7 @@ zero). The API key is sent as a header and never appears in any message this mod
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Protocol
@@ -14,16 +15,27 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.domain.events import clean_symbol, parse_instant
+from socialrec_pipeline.providers.http import (
+    ACCEPT_ENCODING,
+    USER_AGENT,
+    BodyEncodingRefused,
+    BodyTooLarge,
+    CallDeadline,
+    CallTimedOut,
+    decoded_response,
+    read_body,
+    tls_context,
+)
 from socialrec_pipeline.providers.http import MAX_BODY_BYTES as PROVIDER_MAX_BODY_BYTES
-from socialrec_pipeline.providers.http import USER_AGENT, tls_context
 
-#: SPEC §2.2: no upstream call waits longer than this.
+#: SPEC §2.2: no upstream call waits longer than this — the whole call (connect, headers, body),
+#: not each network read.
 SOLTRACKER_TIMEOUT_S: float = 5.0
 #: A cursor chain longer than this is treated as a broken upstream, not followed forever.
 MAX_PAGES: int = 10_000
-#: Bodies larger than this are refused while downloading (a page of 200 tokens is far smaller):
-#: the same bound as the platform clients'.
+#: Bodies larger than this, as decoded, are refused while downloading and decoding (a page of 200
+#: tokens is far smaller): the same bound as the platform clients'.
 MAX_BODY_BYTES: int = PROVIDER_MAX_BODY_BYTES
 
 #: The social fields a publisher fills in, in the order they are recorded.
@@ -58,6 +70,14 @@ def _instant(value: Any) -> datetime | None:
 Instant = Annotated[datetime | None, BeforeValidator(_instant)]
 
 
+def _symbol(value: Any) -> Any:
+    # The event's rule (domain/events.py): a symbol that fails it is dropped, the token stays valid.
+    return clean_symbol(value) if isinstance(value, str) else value
+
+
+Symbol = Annotated[StrictStr | None, BeforeValidator(_symbol)]
+
+
 class UpstreamToken(BaseModel):
     """One token as the upstream describes it. Social fields are raw publisher text (or None)."""
 
@@ -65,7 +85,7 @@ class UpstreamToken(BaseModel):
 
     address: StrictStr = Field(min_length=1)
     total_invested_alpha_finders: StrictInt = Field(alias="totalInvestedAlphaFinders", ge=0)
-    symbol: StrictStr | None = None
+    symbol: Symbol = None
     name: StrictStr | None = None
     website: StrictStr | None = None
     twitter: StrictStr | None = None
@@ -109,7 +129,14 @@ def _first_error(exc: ValidationError) -> str:
 
 
 class SolTrackerClient:
-    """`get_token` / `iter_tokens` over httpx with a 5 s timeout and the `x-api-key` header."""
+    """`get_token` / `iter_tokens` over httpx with a 5 s whole-call timeout and the `x-api-key` header.
+
+    Each call runs under a `CallDeadline`: whatever the server does (connect slowly, send its
+    headers or its body a byte at a time), the call ends within `timeout_s`. Connections are not
+    kept alive between calls so that the deadline can cut a connection at any point, headers
+    included (a pooled connection is only known once its headers arrived): one connection per
+    call, a cost far below the call itself.
+    """
 
     def __init__(
         self,
@@ -126,14 +153,21 @@ class SolTrackerClient:
             raise UpstreamConfigError("SolTracker API key is empty: check SOL_TRACKER_API_KEY")
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
-            headers={"x-api-key": api_key, "User-Agent": USER_AGENT, "Accept": "application/json"},
+            headers={
+                "x-api-key": api_key,
+                "User-Agent": USER_AGENT,
+                "Accept": "application/json",
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
             timeout=httpx.Timeout(timeout_s),
+            limits=httpx.Limits(max_keepalive_connections=0),
             follow_redirects=False,
             transport=transport,
             verify=tls_context(),
         )
         #: Number of HTTP requests sent (run metadata, tests).
         self.calls = 0
+        self.timeout_s = timeout_s
         self.max_body_bytes = max_body_bytes
 
     def close(self) -> None:
@@ -200,12 +234,15 @@ class SolTrackerClient:
     # -- internals -----------------------------------------------------------------------------
     def _get(self, path: str, *, params: dict[str, str] | None, allow_404: bool) -> httpx.Response | None:
         self.calls += 1
-        try:
-            response = self._bounded_get(path, params)
-        except httpx.TimeoutException:
-            raise UpstreamUnavailable(f"GET {path}: timed out") from None
-        except httpx.HTTPError as exc:
-            raise UpstreamUnavailable(f"GET {path}: {exc.__class__.__name__}") from None
+        with CallDeadline(self.timeout_s) as deadline:
+            try:
+                response = self._bounded_get(path, params, deadline)
+            except (httpx.TimeoutException, CallTimedOut):
+                raise UpstreamUnavailable(f"GET {path}: timed out after {self.timeout_s:g} s") from None
+            except httpx.HTTPError as exc:
+                if deadline.expired:  # the deadline cut the connection under a read
+                    raise UpstreamUnavailable(f"GET {path}: timed out after {self.timeout_s:g} s") from None
+                raise UpstreamUnavailable(f"GET {path}: {exc.__class__.__name__}") from None
         status = response.status_code
         if status == 404 and allow_404:
             return None
@@ -221,20 +258,21 @@ class SolTrackerClient:
             raise UpstreamShapeError(f"GET {path}: unexpected HTTP {status}")
         return response
 
-    def _bounded_get(self, path: str, params: dict[str, str] | None) -> httpx.Response:
-        """GET with the body streamed and cut at `max_body_bytes` (only a 200's body is read: no
-        other answer's body is used)."""
-        with self._http.stream("GET", path, params=params) as streamed:
-            body = bytearray()
+    def _bounded_get(self, path: str, params: dict[str, str] | None, deadline: CallDeadline) -> httpx.Response:
+        """GET with the body streamed, decoded with its output cut at `max_body_bytes`, and the
+        whole exchange inside `deadline` (only a 200's body is read: no other answer's body is
+        used)."""
+        with self._http.stream("GET", path, params=params, extensions=deadline.extensions) as streamed:
+            deadline.watch(streamed)
+            body = b""
             if streamed.status_code == 200:
-                for chunk in streamed.iter_bytes():
-                    body += chunk
-                    if len(body) > self.max_body_bytes:
-                        raise UpstreamShapeError(f"GET {path}: body over {self.max_body_bytes} bytes refused")
-        headers = streamed.headers.copy()
-        for name in ("content-encoding", "content-length", "transfer-encoding"):
-            headers.pop(name, None)  # the body is already decoded
-        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
+                try:
+                    body = read_body(streamed, self.max_body_bytes, deadline)
+                except BodyTooLarge:
+                    raise UpstreamShapeError(f"GET {path}: body over {self.max_body_bytes} bytes refused") from None
+                except (BodyEncodingRefused, zlib.error) as exc:
+                    raise UpstreamShapeError(f"GET {path}: body cannot be decoded ({exc})") from None
+        return decoded_response(streamed, body)
 
     @staticmethod
     def _json(response: httpx.Response, path: str) -> Any:

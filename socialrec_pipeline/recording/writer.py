@@ -12,7 +12,8 @@ row, store/identities.py); contents rows are not updated except for new source U
 
 Round trips for one graph: accounts upsert, venues upsert, contents insert, source-url additions,
 metric first points, links — at most 6 writes whatever the number of groups, plus the identity
-reads (contents by URL, contents by key, ids of accounts/venues that already existed).
+reads (contents by URL, contents by key, ids of accounts/venues that already existed) and, when a
+content's creator arrived as a thin copy, one read of those creators' rows (author snapshots).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from bson import ObjectId
@@ -39,6 +40,7 @@ from socialrec_pipeline.domain.models import (
     TokenLink,
     Venue,
 )
+from socialrec_pipeline.domain.models.identities import has_fresh_profile, is_full_profile
 from socialrec_pipeline.store.metric_series import FirstPoint
 from socialrec_pipeline.store.store import Store
 
@@ -203,9 +205,18 @@ class ContentResolution:
 class GraphWriter:
     """Writes validated graphs through the store's repositories (see module docstring)."""
 
-    def __init__(self, store: Store, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        profile_max_age: timedelta = timedelta(0),
+    ) -> None:
         self.store = store
         self.clock = clock or (lambda: datetime.now(UTC))
+        #: `SOCIALREC_PROFILE_MAX_AGE_HOURS`: a stored profile this young completes the author
+        #: snapshot of a content whose creator arrived as a thin copy (0: never).
+        self.profile_max_age = profile_max_age
 
     def write(
         self,
@@ -213,9 +224,11 @@ class GraphWriter:
         *,
         entry_url: str,
         token_address: str,
-        first_transfer_at: datetime | None = None,
         observed_at: datetime | None = None,
     ) -> WriteResult:
+        """Rows → metrics → links (SPEC §5). The links carry no copy of the token's
+        `first_transfer_at`: the marker holds it, the one place it can move earlier
+        (docs/decisions.md, "One first-transfer time, on the marker")."""
         plan = validate_graph(graph, entry_url)  # raises before any write
         observed = observed_at or self.clock()
         result = WriteResult(entry_url=entry_url, root_ref=plan.graph.root_ref)
@@ -246,7 +259,6 @@ class GraphWriter:
                 source_url=entry_url,
                 platform=obj.platform,
                 subtype=obj.subtype,
-                first_transfer_at=first_transfer_at,
                 ancestor_ids=obj.ancestors,
                 linked_at=linked_at,
                 observed_at=observed,
@@ -305,8 +317,9 @@ class GraphWriter:
         # carrying one of them can only come from this writer.
         attempted: set[ObjectId] = set()
         resolution = ContentResolution()
+        authors = self._stored_authors(groups, ids, observed)
         for round_ in range(_MAX_CONTENT_ROUNDS):
-            resolution = self._resolve_contents(groups, wanted_urls, ids, observed, attempted)
+            resolution = self._resolve_contents(groups, wanted_urls, ids, observed, attempted, authors)
             try:
                 self.store.contents.insert_many(resolution.new_rows)
             except (BulkWriteError, DuplicateKeyError) as exc:
@@ -320,6 +333,31 @@ class GraphWriter:
         if resolution.additions:
             result.source_urls_added = self._add_source_urls(resolution.additions)
 
+    def _stored_authors(
+        self, groups: Sequence[GraphGroup], ids: Mapping[str, GroupIds], observed: datetime
+    ) -> dict[ObjectId, Account]:
+        """The stored rows of creators that arrived as thin copies (`data.source_ref`: a repo's
+        owner, a post's author) and hold a full profile fresh at `observed`: the profile was
+        rightly not fetched again, and the snapshot takes its facts from the row (one read, by
+        `_id`, only when such a creator is in the graph). The rows are read after this
+        observation's upsert, so the snapshot is the account as known at this observation."""
+        if not self.profile_max_age:
+            return {}
+        thin = [
+            creator_id
+            for g in groups
+            if g.creator is not None
+            and not is_full_profile(g.creator.data)
+            and (creator_id := ids[g.ref].creator_id) is not None
+        ]
+        if not thin:
+            return {}
+        return {
+            row.id: row
+            for row in self.store.accounts.find_by_ids(thin)
+            if has_fresh_profile(row, observed, self.profile_max_age)
+        }
+
     def _resolve_contents(
         self,
         groups: Sequence[GraphGroup],
@@ -327,6 +365,7 @@ class GraphWriter:
         ids: dict[str, GroupIds],
         observed: datetime,
         attempted: set[ObjectId],
+        authors: Mapping[ObjectId, Account],
     ) -> ContentResolution:
         """Identity of each group's content: an existing row by source URL, then by key; else a
         new row (one per content, however often the graph holds it). Sets `ids[ref].content_id`."""
@@ -360,7 +399,11 @@ class GraphWriter:
                 ids[g.ref].content_id = known
                 continue
             parent_ids = ids.get(g.parent_ref) if g.parent_ref else None
-            content = _content(draft, urls, observed, ids[g.ref], g, parent_ids.content_id if parent_ids else None)
+            creator_id = ids[g.ref].creator_id
+            stored_author = authors.get(creator_id) if creator_id is not None else None
+            content = _content(
+                draft, urls, observed, ids[g.ref], g, parent_ids.content_id if parent_ids else None, stored_author
+            )
             out.new_rows.append(content)
             ids[g.ref].content_id = content.id
             markers: list[str | ContentKey] = [*urls, *([key] if key else [])]
@@ -463,19 +506,10 @@ def _content(
     group_ids: GroupIds,
     g: GraphGroup,
     parent_id: ObjectId | None,
+    stored_author: Account | None = None,
 ) -> Content:
     creator = g.creator
-    author = (
-        AuthorSnapshot(
-            account_id=group_ids.creator_id,
-            handle=creator.handle,
-            display_name=creator.display_name,
-            followers=creator.followers,
-            account_created_at=creator.account_created_at,
-        )
-        if creator is not None
-        else None
-    )
+    author = _author(creator, group_ids.creator_id, stored_author) if creator is not None else None
     return Content.of(
         platform=d.platform,
         subtype=d.subtype,
@@ -494,4 +528,23 @@ def _content(
         author=author,
         metrics=d.metrics,
         data=d.data,
+    )
+
+
+def _author(creator: AccountDraft, account_id: ObjectId | None, stored: Account | None) -> AuthorSnapshot:
+    """The author as seen at this observation: what the answer embedded, completed from the
+    stored row when that row holds a fresh full profile (`GraphWriter._stored_authors`)."""
+    followers = creator.followers
+    display_name = creator.display_name
+    account_created_at = creator.account_created_at
+    if stored is not None:
+        followers = followers if followers is not None else stored.metrics.followers
+        display_name = display_name or stored.display_name
+        account_created_at = account_created_at or stored.account_created_at
+    return AuthorSnapshot(
+        account_id=account_id,
+        handle=creator.handle,
+        display_name=display_name,
+        followers=followers,
+        account_created_at=account_created_at,
     )

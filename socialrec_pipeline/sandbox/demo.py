@@ -66,11 +66,33 @@ def demo_tokens(now: datetime, addresses: tuple[str, str, str] = (POPCAT, PUMPKI
     ]
 
 
+#: Closed hours before the sandbox's start that hold upstream tokens the stream never sent.
+RECONCILE_DEMO_HOURS = 3
+
+
+def reconcile_demo_tokens(now: datetime, hours: int = RECONCILE_DEMO_HOURS) -> list[dict]:
+    """Qualifying upstream tokens no sample event announces, one in each of the `hours` closed hours
+    before `now`'s hour: a reconcile backfill of those hours records them (the coverage bar fills)."""
+    start_of_hour = now.replace(minute=0, second=0, microsecond=0)
+    rows = []
+    for back in range(1, hours + 1):
+        last = (start_of_hour - timedelta(hours=back) + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.append(
+            upstream_token(
+                fresh_address(), af=5 + back, symbol=f"MISSED{back}", last_transfer=last,
+                website="https://github.com/pumpdev/pump-sdk",
+                twitter="x.com/kolguy",
+            )
+        )
+    return rows
+
+
 def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[FixtureServer], object]]]:
     def port(offset: int) -> FixtureServer:
         return FixtureServer(port=port_base + offset)
 
-    soltracker = SolTrackerFixture(demo_tokens(datetime.now(UTC)), api_key=SOLTRACKER_KEY)
+    now = datetime.now(UTC)
+    soltracker = SolTrackerFixture([*demo_tokens(now), *reconcile_demo_tokens(now)], api_key=SOLTRACKER_KEY)
     return {
         "soltracker": (port(0), lambda server: soltracker.install_admin(soltracker.install(server))),
         "x": (port(1), x.demo_fixtures().register),

@@ -112,6 +112,10 @@ class FixtureServer:
         self._routes: dict[tuple[str, str], Handler] = {}
         self._prefix_routes: list[tuple[str, str, Handler]] = []
         self.requests: list[Request] = []
+        #: TCP connections accepted, and those that ended without one request this server could read
+        #: (another protocol, a method it does not serve): a meter counts them too.
+        self.connections = 0
+        self.connections_without_request = 0
         self._lock = threading.Lock()
         self._faults = Faults()
         self._httpd = ThreadingHTTPServer((host, port), self._make_handler())
@@ -211,8 +215,23 @@ class FixtureServer:
             # Headers and body go out in two writes; with Nagle on, keep-alive clients wait ~40 ms
             # for a delayed ACK on every request.
             disable_nagle_algorithm = True
+            _served = False
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    if not self._served:
+                        with server._lock:
+                            server.connections_without_request += 1
 
             def _serve(self) -> None:
+                self._served = True
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
@@ -239,7 +258,7 @@ class FixtureServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = do_DELETE = _serve
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _serve
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return

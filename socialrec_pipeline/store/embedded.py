@@ -13,7 +13,13 @@ from collections.abc import Iterator
 @contextlib.contextmanager
 def embedded_mongo(storage_path: str | None = None) -> Iterator[str]:
     """Start SecantusDB in this process on a free loopback port; yield its URI; stop it after."""
-    from secantus import SecantusDBServer  # imported lazily: production never needs it
+    try:
+        from secantus import SecantusDBServer  # imported lazily: production never needs it
+    except ImportError as exc:  # the production image has no `local` extra
+        raise RuntimeError(
+            "MONGODB_URI is unset and the embedded database is not installed: set MONGODB_URI, "
+            "or install the `local` extra (scripts/bootstrap.sh does) for a local MongoDB stand-in"
+        ) from exc
 
     with contextlib.ExitStack() as stack:
         if storage_path is None:

@@ -12,8 +12,9 @@ other's fields and one bulk write carries every row of a graph. Per field:
   `declared_handles`, `metrics.followers`, `moderation`, `name`, `description`, `subtype`,
   `metrics.members`, each key of `data`;
 - accumulated: `known_wallets` (union with the wallets of the observed bio, `domain/wallets.py`);
-- intervals (SPEC §5): `handles[]`: the same handle as the last interval extends it; another opens
-  a new one;
+- intervals (SPEC §5): `handles[]`: the same handle as the last interval, compared by the
+  platform's key (`domain/handles.py`; a case-only change included), extends it; another opens a
+  new one;
 - max: `observed_at`, `data.profile_observed_at` (full profiles only).
 
 A thin copy (`data.source_ref` set: the account arrived embedded in a tweet, repo, post, ...) only
@@ -34,6 +35,7 @@ from pymongo.database import Database
 from pymongo.errors import BulkWriteError
 
 from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.domain.handles import handle_key, handle_keys
 from socialrec_pipeline.domain.models import Account, Venue, utc_now
 from socialrec_pipeline.domain.models.identities import PROFILE_OBSERVED_AT, SOURCE_REF
 from socialrec_pipeline.domain.wallets import normalize_wallet, wallets_in_text
@@ -124,16 +126,23 @@ class _Merge:
         self.fields["moderation.unavailable"] = {"$cond": [self.newer, unavailable, "$moderation.unavailable"]}
         self.fields["moderation.changed_at"] = {"$cond": [flips, _lit(self.at), "$moderation.changed_at"]}
 
-    def handle(self, value: str | None) -> None:
-        """`Account.add_handle_observation` as one expression (SPEC §5)."""
+    def handle(self, platform: Platform, value: str | None) -> None:
+        """`Account.add_handle_observation` as one expression (SPEC §5): intervals are compared by
+        the platform's key (`domain/handles.py`), so a case-only change extends the interval and,
+        when this sighting is at least as new, brings the current spelling."""
         if not value:
             return
         at = _lit(self.at)
-        fresh = {"value": _lit(value), "first_seen": at, "last_seen": at}
+        key = handle_key(platform, value)
+        fresh = {"value": _lit(value), "key": _lit(key), "first_seen": at, "last_seen": at}
         n = {"$size": "$handles"}
         before_last = {"$cond": [{"$gt": [n, 1]}, {"$slice": ["$handles", {"$subtract": [n, 1]}]}, []]}
+        # A row written before keys existed (until `backfill_handle_keys` reaches it).
+        unkeyed = {"$toLower": "$$last.value"} if handle_key(platform, "A") == "a" else "$$last.value"
+        last_key = {"$ifNull": ["$$last.key", unkeyed]}
         same = {
-            "value": "$$last.value",
+            "value": {"$cond": [{"$gte": [at, "$$last.last_seen"]}, _lit(value), "$$last.value"]},
+            "key": _lit(key),
             "first_seen": "$$last.first_seen",
             "last_seen": {"$max": ["$$last.last_seen", at]},
         }
@@ -141,6 +150,7 @@ class _Merge:
         # unless an out-of-order arrival makes it overlap: then it is cut back to this sighting.
         cut = {
             "value": "$$last.value",
+            "key": last_key,
             "first_seen": "$$last.first_seen",
             "last_seen": {
                 "$cond": [{"$gt": ["$$last.last_seen", at]}, {"$max": [at, "$$last.first_seen"]}, "$$last.last_seen"]
@@ -155,7 +165,7 @@ class _Merge:
                         "vars": {"last": {"$arrayElemAt": ["$handles", -1]}},
                         "in": {
                             "$cond": [
-                                {"$eq": ["$$last.value", _lit(value)]},
+                                {"$eq": [last_key, _lit(key)]},
                                 {"$concatArrays": [before_last, [same]]},
                                 {"$concatArrays": [before_last, [cut, fresh]]},
                             ]
@@ -198,7 +208,7 @@ def account_update(account: Account, now: datetime) -> list[dict[str, Any]]:
         merge.forward(name, doc.get(name))
     merge.forward("metrics.followers", account.metrics.followers)
     merge.moderation(account.moderation.unavailable)
-    merge.handle(account.current_handle())
+    merge.handle(account.platform, account.current_handle())
     wallets = account_wallets(account)
     if wallets:
         merge.fields["known_wallets"] = {"$setUnion": ["$known_wallets", _lit(wallets)]}
@@ -363,12 +373,47 @@ class AccountRepository(_IdentityRepository[Account]):
         return self._col.bulk_write(ops, ordered=False).modified_count if ops else 0
 
     def find_current_holders(self, platform: Platform, handle: str) -> list[Account]:
-        """Accounts of `platform` whose latest handle is `handle` (the holder a URL names now)."""
-        return [a for a in self.find_by_handle(handle) if a.platform == platform and a.current_handle() == handle]
+        """Accounts of `platform` whose latest handle is `handle` (the holder a URL names now),
+        compared the way the platform compares handles (index `idx_accounts_handle_key`)."""
+        query = {"handles.key": handle_key(platform, handle), "platform": str(platform)}
+        rows = self._many(query, hint="idx_accounts_handle_key")
+        return [a for a in rows if a.currently_holds(handle)]
 
     def find_by_handle(self, handle: str) -> list[Account]:
-        """Every account that ever used the handle; disambiguate with `Account.had_handle_at`."""
-        return self._many({"handles.value": handle})
+        """Every account that ever used the handle, on any platform, compared the way its platform
+        compares handles; disambiguate with `Account.had_handle_at`."""
+        rows = self._many({"handles.key": {"$in": handle_keys(handle)}})
+        return [a for a in rows if any(h.key == handle_key(a.platform, handle) for h in a.handles)]
+
+    def backfill_handle_keys(self, batch: int = 500) -> int:
+        """Give `handles[].key` to intervals stored before keys existed; returns the rows changed.
+
+        Runs with `ensure_indexes` (every start): the rows it looks for are found through
+        `idx_accounts_handle_key` (an interval without a key is indexed as null), so a database
+        that is up to date costs one index probe. The key is set per interval, on the condition
+        that the interval still holds the spelling it was computed from.
+        """
+        changed = 0
+        query = {"handles": {"$elemMatch": {"key": None}}}
+        while True:
+            cursor = self._col.find(query, {"platform": 1, "handles": 1}, limit=batch)
+            docs = list(cursor.hint("idx_accounts_handle_key"))
+            ops = []
+            for d in docs:
+                for i, h in enumerate(d.get("handles") or []):
+                    if isinstance(h, dict) and h.get("key") is None and isinstance(h.get("value"), str):
+                        ops.append(
+                            UpdateOne(
+                                {"_id": d["_id"], f"handles.{i}.value": h["value"]},
+                                {"$set": {f"handles.{i}.key": handle_key(d.get("platform", ""), h["value"])}},
+                                hint="_id_",
+                            )
+                        )
+            if not ops:
+                return changed
+            changed += self._col.bulk_write(ops, ordered=False).modified_count
+            if len(docs) < batch:
+                return changed
 
     def find_by_wallet(self, wallet: str) -> list[Account]:
         """Every account whose bio declared `wallet` (Solana as written; EVM in any case).

@@ -71,6 +71,8 @@ INDEXES: dict[str, list[IndexModel]] = {
             unique=True,
         ),
         IndexModel([("handles.value", ASCENDING)], name="idx_accounts_handle"),
+        # Handles as the platform compares them (domain/handles.py): every holder lookup.
+        IndexModel([("handles.key", ASCENDING)], name="idx_accounts_handle_key"),
         IndexModel([("known_wallets", ASCENDING)], name="idx_accounts_wallet"),
     ],
     VENUES: [

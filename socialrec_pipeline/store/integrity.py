@@ -43,6 +43,7 @@ from socialrec_pipeline.store.collections import (
     VENUES,
     collection,
 )
+from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 
 #: A database handle whose documents are plain dicts.
 Db = Database[dict[str, Any]]
@@ -84,10 +85,23 @@ class CheckOutcome:
     sample_ids: list[str]
     counts: dict[str, int] = field(default_factory=dict)
     coverage: str = ""
+    #: Whether the check read everything its rule covers; a check that did not cannot say "passed".
+    complete: bool = True
+
+    @property
+    def state(self) -> str:
+        """"failed" (violations found), "incomplete" (none in what was read, but not all was read) or "passed"."""
+        if not self.passed:
+            return "failed"
+        return "passed" if self.complete else "incomplete"
 
     def summary(self) -> str:
-        state = "passed" if self.passed else f"FAILED ({self.violations} violation(s))"
-        return f"{self.name}: {state}; {self.coverage}"
+        states = {
+            "passed": "passed",
+            "incomplete": "no violation in the part read, NOT everything read",
+            "failed": f"FAILED ({self.violations} violation(s))",
+        }
+        return f"{self.name}: {states[self.state]}; {self.coverage}"
 
 
 class _Sample:
@@ -147,7 +161,7 @@ class _Scan:
         return {"scanned": self.scanned, "total": self.total}
 
 
-def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str) -> CheckOutcome:
+def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str, complete: bool) -> CheckOutcome:
     return CheckOutcome(
         name=name,
         passed=sample.count == 0,
@@ -155,6 +169,7 @@ def _outcome(name: str, sample: _Sample, counts: dict[str, int], coverage: str) 
         sample_ids=sample.ids,
         counts={"violations": sample.count, **counts},
         coverage=coverage,
+        complete=complete,
     )
 
 
@@ -190,7 +205,8 @@ def check_contents_unique_source_url(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT)
     indexed = _has_unique_index(col, "uniq_contents_source_url")
     counts = {**scan.counts(), "unique_index": int(indexed)}
     return _outcome(
-        "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url"))
+        "contents_unique_source_url", sample, counts, scan.coverage(_index_note(indexed, "uniq_contents_source_url")),
+        scan.complete,
     )
 
 
@@ -214,6 +230,7 @@ def check_contents_unique_platform_key(db: Db, *, limit: int = DEFAULT_SCAN_LIMI
         sample,
         counts,
         scan.coverage(_index_note(indexed, "uniq_contents_platform_key")),
+        scan.complete,
     )
 
 
@@ -246,7 +263,8 @@ def check_identity_keys(db: Db, name: str, *, limit: int = DEFAULT_SCAN_LIMIT) -
     indexed = _has_unique_index(col, f"uniq_{name}_platform_key")
     counts = {**scan.counts(), "missing_key": missing, "duplicate_key": duplicate, "unique_index": int(indexed)}
     return _outcome(
-        f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key"))
+        f"{name}_identity_keys", sample, counts, scan.coverage(_index_note(indexed, f"uniq_{name}_platform_key")),
+        scan.complete,
     )
 
 
@@ -286,7 +304,7 @@ def check_links_point_at_rows(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Che
         "target_rows_read": lookups,
     }
     note = f"; then {lookups} _id(s) of contents/accounts/venues read (see _present_ids)"
-    return _outcome("links_point_at_rows", sample, counts, scan.coverage(note))
+    return _outcome("links_point_at_rows", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
@@ -317,7 +335,7 @@ def check_link_depth(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome
                 rootless += 1
                 sample.add(link_id)
     counts = {**scan.counts(), "depth_out_of_range": out_of_range, "without_root_link": rootless}
-    return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"))
+    return _outcome("link_depth", sample, counts, scan.coverage(f"; depth must be 0..{LINK_MAX_DEPTH}"), scan.complete)
 
 
 def _settled_links(
@@ -409,7 +427,7 @@ def check_links_have_linkable_status(
         "url_not_in_marker": not_in_marker,
     }
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note))
+    return _outcome("links_have_linkable_status", sample, counts, scan.coverage(note), scan.complete)
 
 
 def check_linked_tokens_have_markers(
@@ -424,7 +442,7 @@ def check_linked_tokens_have_markers(
             sample.add(address)
     counts = {**scan.counts(), "linked_tokens": len(tokens), "without_marker": sample.count}
     note = f"; links newer than {recent} left out; {_MARKERS_READ}"
-    return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note))
+    return _outcome("linked_tokens_have_markers", sample, counts, scan.coverage(note), scan.complete)
 
 
 # -- tokens -------------------------------------------------------------------------------------
@@ -443,7 +461,32 @@ def check_marker_statuses(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOu
             bad_urls += len(bad)
             sample.add(doc.get("address", doc["_id"]))
     counts = {**scan.counts(), "invalid_status_urls": bad_urls}
-    return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"))
+    return _outcome("marker_statuses_valid", sample, counts, scan.coverage("; ids are token addresses"), scan.complete)
+
+
+def check_retry_queue_exact(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> CheckOutcome:
+    """Every token's retry queue (`oldest_attempt`) is exactly what its `social_urls` derive
+    (SPEC §8: the derived queue is the database's truth about the URLs, not a second truth). A
+    token whose queue is missing counts too (`missing`): the retry selection cannot see it until
+    the next retry run brings it up to date. Ids are token addresses."""
+    projection = {"address": 1, "social_urls.status": 1, "social_urls.attempted_at": 1, OLDEST_ATTEMPT: 1}
+    scan = _Scan(collection(db, TOKENS), projection, limit)
+    sample = _Sample()
+    missing, wrong = 0, 0
+    for doc in scan:
+        elements = [e for e in doc.get("social_urls") or [] if isinstance(e, dict)]
+        expected = derive_oldest_attempt((e.get("status"), e.get("attempted_at")) for e in elements)
+        stored = doc.get(OLDEST_ATTEMPT)
+        if stored == expected:
+            continue
+        if stored is None:
+            missing += 1
+        else:
+            wrong += 1
+        sample.add(doc.get("address", doc["_id"]))
+    counts = {**scan.counts(), "missing": missing, "wrong": wrong}
+    note = f"; {OLDEST_ATTEMPT} derived again from social_urls and compared; ids are token addresses"
+    return _outcome("retry_queue_exact", sample, counts, scan.coverage(note), scan.complete)
 
 
 # -- metric_series ------------------------------------------------------------------------------
@@ -468,13 +511,14 @@ def check_metric_series_points(db: Db, *, limit: int = DEFAULT_SCAN_LIMIT) -> Ch
         if bad:
             sample.add(doc["_id"])
     counts = {**scan.counts(), "unordered": unordered, "over_cap": over_cap}
-    return _outcome("metric_series_points", sample, counts, scan.coverage(f"; cap {SERIES_POINT_CAP} points"))
+    coverage = scan.coverage(f"; cap {SERIES_POINT_CAP} points")
+    return _outcome("metric_series_points", sample, counts, coverage, scan.complete)
 
 
 # -- record_inbox -------------------------------------------------------------------------------
 
 
-def check_inbox_not_stuck(
+def check_inbox_entries_moving(
     db: Db,
     *,
     max_age: timedelta = DEFAULT_INBOX_MAX_AGE,
@@ -509,7 +553,7 @@ def check_inbox_not_stuck(
         f"$in on idx_inbox_state over open states {open_states}: {read} entries read; "
         f"stuck = last event more than {max_age} ago"
     )
-    return _outcome("inbox_not_stuck", sample, counts, coverage)
+    return _outcome("inbox_entries_moving", sample, counts, coverage, complete=not limit or read < limit)
 
 
 #: Every check, by name, with the collection (asset) it belongs to. Used by the bench and the CLI-free callers.
@@ -523,8 +567,9 @@ ALL_CHECKS = {
     "links_have_linkable_status": (TOKEN_LINKS, check_links_have_linkable_status),
     "linked_tokens_have_markers": (TOKEN_LINKS, check_linked_tokens_have_markers),
     "marker_statuses_valid": (TOKENS, check_marker_statuses),
+    "retry_queue_exact": (TOKENS, check_retry_queue_exact),
     "metric_series_points": (METRIC_SERIES, check_metric_series_points),
-    "inbox_not_stuck": (INBOX, check_inbox_not_stuck),
+    "inbox_entries_moving": (INBOX, check_inbox_entries_moving),
 }
 
 

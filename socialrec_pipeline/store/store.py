@@ -25,4 +25,7 @@ class Store:
         self.metrics = MetricSeriesRepository(db)
 
     def ensure_indexes(self) -> None:
+        """Create missing indexes, then bring derived keys of older rows up to date
+        (`handles[].key`, served by the index just ensured)."""
         ensure_indexes(self.db)
+        self.accounts.backfill_handle_keys()

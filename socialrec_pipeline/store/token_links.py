@@ -25,6 +25,7 @@ from pymongo.database import Database
 from socialrec_pipeline.domain.enums import Platform
 from socialrec_pipeline.domain.models import TokenLink, utc_now
 from socialrec_pipeline.store.collections import TOKEN_LINKS, collection
+from socialrec_pipeline.store.durability import DurableWrites
 from socialrec_pipeline.store.rows import stamped
 
 _BY_OBJECT = "idx_links_object_linked"
@@ -39,13 +40,17 @@ def _require_aware(name: str, moment: datetime) -> datetime:
 class TokenLinkRepository:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKEN_LINKS)
+        self._durable = DurableWrites(self._col)
 
     def append_many(self, links: Sequence[TokenLink]) -> int:
         if not links:
             return 0
         now = utc_now()
         docs = [stamped(link.to_document(), now) for link in links]
-        return len(self._col.insert_many(docs, ordered=True).inserted_ids)
+        # Journaled (majority on a replica set), like the marker that stands for them: a URL's
+        # links are never lost while its marker survives, a failover included (docs/decisions.md,
+        # "The marker's durability").
+        return len(self._durable.collection.insert_many(docs, ordered=True).inserted_ids)
 
     def count_by_object_as_of(
         self, object_id: ObjectId, as_of: datetime, link_depth: int | None = None

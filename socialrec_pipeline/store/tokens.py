@@ -1,27 +1,38 @@
 """`tokens`: the recording marker and the per-URL results (`social_urls[]`).
 
 The retry queue lives in the same document: `oldest_attempt.<status>` holds the oldest
-`attempted_at` among the token's URLs in that status (one field per retry partition, absent when
-the token has none). Each field has its own plain index (`idx_tokens_oldest_<status>`), so the
-retry selection reads tokens oldest attempt first with an exact-prefix range scan, and a token
-whose URLs were just attempted moves to the back: nothing starves. It is derived from
-`social_urls` and rewritten by every write of it (the marker, a per-URL result).
+`attempted_at` among the token's URLs in that status, one field per retry partition, `NO_ATTEMPT`
+(9999-01-01) when the token has none. Each field has its own plain index
+(`idx_tokens_oldest_<status>`), so the retry selection reads tokens oldest attempt first with an
+exact-prefix range scan, and a token whose URLs were just attempted moves to the back: nothing
+starves.
+
+The queue is the database's truth about `social_urls`, not a second truth (SPEC §8): every
+update that writes `social_urls` sets `queue_fields()` of the array it writes in the same
+update — the marker in its upsert, a per-URL result or a merge through `_change_urls`, a
+compare-and-set on the array it read. A token whose field is missing (written before the queue
+existed) is found through the same indexes (`oldest_attempt.<status>: null`) and brought up to
+date by `backfill_oldest_attempt`, which every retry run calls first; `check_retry_queue_exact`
+(store/integrity.py) proves the invariant on every token.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Iterator, Mapping
+import logging
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from bson import ObjectId
 from pymongo import DESCENDING, UpdateOne
 from pymongo.database import Database
 
 from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, FetchStatus
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token, utc_now
 from socialrec_pipeline.store.collections import TOKENS, collection
+from socialrec_pipeline.store.durability import DurableWrites
+
+log = logging.getLogger(__name__)
 
 #: Fields a marker write may set only when it creates the document. `discovered_at` is the
 #: reconcile/backfill entry point; `fingerprints` / `web` belong to the (separate) web work.
@@ -32,22 +43,48 @@ _SCAN_BATCH = 200
 
 #: The derived retry-queue field (see the module docstring); never part of the `Token` model.
 OLDEST_ATTEMPT = "oldest_attempt"
-_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+#: `oldest_attempt.<status>` of a token with no URL in that status: later than any cutoff, so the
+#: token is never selected for it, and present, so a missing field always means "not derived yet".
+NO_ATTEMPT = datetime(9999, 1, 1, tzinfo=UTC)
+_FAR_FUTURE = NO_ATTEMPT
+#: Compare-and-set rounds of `_change_urls` before it gives up (callers hold the token lock, so a
+#: second round is already rare).
+_CAS_ROUNDS = 5
+#: Addresses per batch when bringing old markers' queue up to date.
+_BACKFILL_BATCH = 500
+
+
+#: What a change of `social_urls` says (see `TokenRepository._change_urls`): the array it leaves,
+#: the update that makes it so, and that update's array filters.
+_UrlsChange = tuple[list[SocialUrlRecord], dict[str, Any], list[dict[str, Any]] | None]
 
 
 def oldest_attempt_index(status: FetchStatus | str) -> str:
     return f"idx_tokens_oldest_{FetchStatus(status).value}"
 
 
-def oldest_attempts(records: Iterable[SocialUrlRecord]) -> dict[str, datetime]:
-    """`oldest_attempt` of a URL list: per retry-partition status, its oldest `attempted_at`."""
-    oldest: dict[str, datetime] = {}
-    for record in records:
-        if record.status in RETRY_PARTITIONS:
-            key = str(record.status)
-            if key not in oldest or record.attempted_at < oldest[key]:
-                oldest[key] = record.attempted_at
+def derive_oldest_attempt(urls: Iterable[tuple[object, object]]) -> dict[str, datetime]:
+    """The one derivation of the retry queue from `(status, attempted_at)` of a token's URLs: per
+    retry partition, the oldest `attempted_at` in that status, `NO_ATTEMPT` when there is none.
+    Pairs that are not a known status and a datetime are ignored (the integrity check reads raw
+    documents)."""
+    oldest = {status.value: NO_ATTEMPT for status in RETRY_PARTITIONS}
+    for status, attempted_at in urls:
+        key = str(status)
+        if key in oldest and isinstance(attempted_at, datetime) and attempted_at < oldest[key]:
+            oldest[key] = attempted_at
     return oldest
+
+
+def oldest_attempts(records: Iterable[SocialUrlRecord]) -> dict[str, datetime]:
+    """`oldest_attempt` of a URL list (see `derive_oldest_attempt`)."""
+    return derive_oldest_attempt((r.status, r.attempted_at) for r in records)
+
+
+def queue_fields(records: Iterable[SocialUrlRecord]) -> dict[str, Any]:
+    """What every update that writes `social_urls` also sets: the queue derived from the array it
+    writes (SPEC §8: the derived queue is kept exact by every write)."""
+    return {OLDEST_ATTEMPT: oldest_attempts(records)}
 
 
 def _token(doc: dict[str, Any]) -> Token:
@@ -59,6 +96,7 @@ def _token(doc: dict[str, Any]) -> Token:
 class TokenRepository:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self._col = collection(db, TOKENS)
+        self._durable = DurableWrites(self._col)
 
     def exists(self, address: str) -> bool:
         return self._col.find_one({"address": address}, {"_id": 1}) is not None
@@ -94,17 +132,16 @@ class TokenRepository:
         on_insert = {k: doc[k] for k in _INSERT_ONLY if k in doc}
         on_insert.setdefault("fingerprints", [])
         on_insert["created_at"] = now
-        to_set = {
-            "social_urls": doc["social_urls"],
-            OLDEST_ATTEMPT: oldest_attempts(token.social_urls),
-            "updated_at": now,
-        }
+        to_set = {"social_urls": doc["social_urls"], **queue_fields(token.social_urls), "updated_at": now}
         if "symbol" in doc:
             to_set["symbol"] = doc["symbol"]
         update = {"$setOnInsert": on_insert, "$set": to_set}
         if "first_transfer_at" in doc:
             update["$min"] = {"first_transfer_at": doc["first_transfer_at"]}
-        result = self._col.update_one({"address": token.address}, update, upsert=True)
+        # Durable before the run may report "recorded" (store/durability.py): journaled, majority
+        # on a replica set. On one server the journal is written in order, so this also makes the
+        # links, rows and metrics written before it durable.
+        result = self._durable.collection.update_one({"address": token.address}, update, upsert=True)
         return result.upserted_id is not None
 
     def lower_first_transfer_at(self, earliest: Mapping[str, datetime]) -> int:
@@ -122,12 +159,8 @@ class TokenRepository:
         ]
         if not ops:
             return 0
-        return self._col.bulk_write(ops, ordered=False).modified_count
-
-    @staticmethod
-    def url_statuses_filter(statuses: Iterable[FetchStatus]) -> dict[str, Any]:
-        """The retry selection's query: a pure `$in` on idx_tokens_social_url_status."""
-        return {"social_urls.status": {"$in": [str(s) for s in dict.fromkeys(statuses)]}}
+        # Durable like the marker: the inbox entry that asked for it is removed right after.
+        return self._durable.collection.bulk_write(ops, ordered=False).modified_count
 
     @staticmethod
     def oldest_attempt_filter(status: FetchStatus | str, attempted_before: datetime | None) -> dict[str, Any]:
@@ -179,7 +212,6 @@ class TokenRepository:
                 for record in token.social_urls:
                     if _due(record, wanted, attempted_before):
                         candidates[(token.address, record.url)] = (record.attempted_at, record)
-                self._heal_oldest_attempt(doc, token)
                 self._push_next(heap, cursors[i], sorted(wanted)[i], i)
         finally:
             for cursor in cursors:
@@ -207,38 +239,25 @@ class TokenRepository:
         if doc is not None:
             heapq.heappush(heap, (doc[OLDEST_ATTEMPT][status.value], i, doc))
 
-    def _heal_oldest_attempt(self, doc: dict[str, Any], token: Token) -> None:
-        """A derived field left stale (a crash between two writes) is rewritten when met."""
-        expected = oldest_attempts(token.social_urls)
-        if doc.get(OLDEST_ATTEMPT) != expected:
-            self._col.update_one(
-                {"address": token.address}, {"$set": {OLDEST_ATTEMPT: expected}}, hint="uniq_tokens_address"
-            )
+    def backfill_oldest_attempt(self, batch: int = _BACKFILL_BATCH) -> int:
+        """Bring every marker whose queue field is missing up to date: written before the queue
+        existed, or before it held a key for every retry partition. Returns tokens updated.
 
-    def backfill_oldest_attempt(self, batch: int = 500) -> int:
-        """One-off migration for markers written before `oldest_attempt` existed: derive it for
-        every token holding a URL in a retry partition that lacks it. Returns tokens updated."""
+        Found through the queue's own indexes (`oldest_attempt.<status>: null`), so on a database
+        that is up to date this costs one empty index range per partition: every retry run calls
+        it before selecting (nothing for an operator to remember; `socialrec backfill-queues`
+        runs the same). Each token is rewritten by `_change_urls`, from its array as it is now.
+        """
         updated = 0
-        cursor = (
-            self._col.find(
-                {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}},
-                {"address": 1, "social_urls": 1, OLDEST_ATTEMPT: 1},
-            )
-            .hint("idx_tokens_social_url_status")
-            .batch_size(batch)
-        )
-        seen: set[ObjectId] = set()
-        for doc in cursor:
-            if doc["_id"] in seen or OLDEST_ATTEMPT in doc:
-                continue
-            seen.add(doc["_id"])
-            records = [SocialUrlRecord.model_validate(r) for r in doc.get("social_urls", [])]
-            self._col.update_one(
-                {"address": doc["address"]},
-                {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}},
-                hint="uniq_tokens_address",
-            )
-            updated += 1
+        for status in RETRY_PARTITIONS:
+            missing = {OLDEST_ATTEMPT + "." + status.value: None}
+            while True:
+                cursor = self._col.find(missing, {"_id": 0, "address": 1}).hint(oldest_attempt_index(status))
+                addresses = [d["address"] for d in cursor.limit(batch) if isinstance(d.get("address"), str)]
+                done = sum(self._change_urls(a, lambda records: (records, {}, None)) for a in addresses)
+                updated += done
+                if len(addresses) < batch or done == 0:
+                    break
         return updated
 
     def record_social_url_result(self, address: str, url: str, result: SocialUrlRecord) -> bool:
@@ -251,22 +270,58 @@ class TokenRepository:
         longer read back). Returns False when nothing was written: no such token or element, or
         that refusal.
         """
-        held = url if result.url == url else {"$eq": url, "$ne": result.url}
-        outcome = self._col.update_one(
-            {"address": address, "social_urls.url": held},
-            {"$set": {"social_urls.$[target]": result.to_document()}},
-            array_filters=[{"target.url": url}],
-            hint="uniq_tokens_address",
-        )
-        if outcome.matched_count != 1:
-            return False
-        # The retry queue follows the element (callers hold the token lock: nobody else writes it).
-        doc = self._col.find_one({"address": address}, {"social_urls": 1})
-        records = [SocialUrlRecord.model_validate(r) for r in (doc or {}).get("social_urls", [])]
-        self._col.update_one(
-            {"address": address}, {"$set": {OLDEST_ATTEMPT: oldest_attempts(records)}}, hint="uniq_tokens_address"
-        )
-        return True
+
+        def replace(records: list[SocialUrlRecord]) -> _UrlsChange | None:
+            urls = [r.url for r in records]
+            if url not in urls or (result.url != url and result.url in urls):
+                return None
+            after = [result if r.url == url else r for r in records]
+            update = {"$set": {"social_urls.$[target]": result.to_document()}}
+            return after, update, [{"target.url": url}]
+
+        return self._change_urls(address, replace)
+
+    def merge_social_url(self, address: str, url: str, into: str) -> bool:
+        """Remove the element `url`: it now routes to `into`, which another element of the token
+        holds (one element per target, SPEC §3). `into` is left as it is. Returns False when
+        nothing was removed (no such token, no element `url`, or no element `into`)."""
+
+        def drop(records: list[SocialUrlRecord]) -> _UrlsChange | None:
+            urls = {r.url for r in records}
+            if url == into or url not in urls or into not in urls:
+                return None
+            return [r for r in records if r.url != url], {"$pull": {"social_urls": {"url": url}}}, None
+
+        return self._change_urls(address, drop)
+
+    def _change_urls(self, address: str, change: Callable[[list[SocialUrlRecord]], _UrlsChange | None]) -> bool:
+        """The one way `social_urls` changes after the marker: read the array, let `change` say the
+        array it becomes and the update that makes it so, and send that update with
+        `queue_fields()` of the new array, conditioned on the array still being the one read
+        (compare-and-set). A write that came in between makes it read and try again. False when
+        `change` refuses (None), the token is gone, or the array kept changing."""
+        for _ in range(_CAS_ROUNDS):
+            doc = self._col.find_one({"address": address}, {"social_urls": 1}, hint="uniq_tokens_address")
+            if doc is None:
+                return False
+            held = doc.get("social_urls")
+            records = [SocialUrlRecord.model_validate(r) for r in held or []]
+            planned = change(records)
+            if planned is None:
+                return False
+            after, update, array_filters = planned
+            update = {**update, "$set": {**update.get("$set", {}), **queue_fields(after)}}
+            unchanged = held if held is not None else {"$exists": False}
+            outcome = self._col.update_one(
+                {"address": address, "social_urls": unchanged},
+                update,
+                array_filters=array_filters,
+                hint="uniq_tokens_address",
+            )
+            if outcome.matched_count == 1:
+                return True
+        log.warning("tokens: %s social_urls kept changing; %d attempts to update it gave up", address, _CAS_ROUNDS)
+        return False
 
     def find_recently_discovered(self, limit: int = 100) -> list[Token]:
         cursor = self._col.find({}).sort("discovered_at", DESCENDING).limit(limit)

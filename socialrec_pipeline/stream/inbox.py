@@ -26,13 +26,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import bson.errors
-from pymongo import ASCENDING, UpdateOne, WriteConcern
+from pymongo import ASCENDING, UpdateOne
 from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import BulkWriteError, DocumentTooLarge, WriteError
 
 from socialrec_pipeline.domain.events import TokenFlowEvent
+from socialrec_pipeline.store.durability import DurableWrites
+from socialrec_pipeline.store.errors import refuses_document
 
 COLLECTION = "record_inbox"
 
@@ -75,47 +75,27 @@ def run_key(token_address: str, entry_id: str, generation: int) -> str:
     return f"{token_address}:{entry_id}:{generation}"
 
 
-#: Server write errors caused by the document itself: BSONObjectTooLarge (10334, 17419) and
-#: KeyTooLong (17280). Not BadValue (2): a hint naming a missing index answers that too.
-_CONTENT_CODES = frozenset({10334, 17419, 17280})
+#: Poison: a write the database refused for the entry's content dead-letters its message. The rule
+#: lives with the store (the recording path judges a refused graph by it too).
+rejects_content = refuses_document
+
 #: Filters on the address plus another field: the embedded server's planner scans the collection
 #: for those unless told to use the unique index (see docs/decisions.md, "Queries on the
 #: embedded server").
 _BY_ADDRESS = "uniq_inbox_token_address"
 
 
-def rejects_content(exc: BaseException) -> bool:
-    """True when a write failed because of the document's content (BSON cannot encode a string or
-    an integer, the document or an index key is too large), so the message that carried it is
-    dead-lettered. Anything else — connection, timeout, write concern, a missing index, a bug — is
-    an infrastructure failure: the tick fails and acknowledges nothing unsettled."""
-    if isinstance(exc, (bson.errors.BSONError, UnicodeError, OverflowError, DocumentTooLarge)):
-        return True
-    if isinstance(exc, BulkWriteError):
-        details = exc.details or {}
-        errors = details.get("writeErrors") or []
-        return bool(errors) and not details.get("writeConcernErrors") and all(
-            e.get("code") in _CONTENT_CODES for e in errors
-        )
-    return isinstance(exc, WriteError) and exc.code in _CONTENT_CODES
-
-
 class RecordInbox:
     def __init__(self, db: Database) -> None:
         self._coll = db[COLLECTION]
-        self._journaled: Collection | None = None
+        self._durable = DurableWrites(self._coll)
 
     @property
     def _writes(self) -> Collection:
         """The collection with the write concern every inbox write uses: journaled (`j`), and
         acknowledged by a majority when the server is a replica set or a sharded cluster. An
         acknowledged message must survive the database being killed right after the tick."""
-        if self._journaled is None:
-            hello = self._coll.database.client.admin.command("hello")
-            replicated = "setName" in hello or hello.get("msg") == "isdbgrid"
-            concern = WriteConcern(w="majority" if replicated else 1, j=True, wtimeout=10_000)
-            self._journaled = self._coll.with_options(write_concern=concern)
-        return self._journaled
+        return self._durable.collection
 
     def ensure_indexes(self) -> None:
         # SecantusDB scans slowly: every query below is served by one of these.
@@ -154,12 +134,12 @@ class RecordInbox:
                 "state": PENDING,
                 "generation": 0,
                 "relaunch": False,
-                "failures": 0,
                 "received_at": now,
             }
             if symbols[address] is not None:
                 on_insert["symbol"] = symbols[address]
-            update: dict = {"$setOnInsert": on_insert, "$set": {"last_event_at": now}}
+            # A new event starts the backoff over: the token gets every relaunch step again.
+            update: dict = {"$setOnInsert": on_insert, "$set": {"last_event_at": now, "failures": 0}}
             if stamp is not None:
                 update["$min"] = {"first_flow_timestamp": stamp}
             ops.append(UpdateOne({"token_address": address}, update, upsert=True, hint=_BY_ADDRESS))
@@ -211,6 +191,13 @@ class RecordInbox:
 
     def count_in_state(self, state: str) -> int:
         return self._coll.count_documents({"state": state})
+
+    def entries_in_states(self, states: Sequence[str], limit: int) -> list[InboxEntry]:
+        """Up to `limit` entries in `states`, the ones due first (for the operators' tables)."""
+        cursor = self._coll.find({"state": {"$in": list(states)}}, hint="idx_inbox_state").limit(limit)
+        return sorted(
+            (_entry(doc) for doc in cursor), key=lambda e: (e.state, e.check_at or datetime.max.replace(tzinfo=UTC))
+        )
 
     def stuck_entries(self, limit: int = 50) -> list[InboxEntry]:
         """Tokens whose automatic relaunches gave up, with the run that last failed (for operators:

@@ -50,14 +50,17 @@ class TickLimits:
     ack_every: int = 500
     #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
     max_launches: int = 500
-    #: A launched entry without an active run is re-requested (same run key, so harmless) for this
-    #: long, covering a tick whose requests were lost after the inbox was updated; it is also the
-    #: shortest interval between two launches of one token (same as the unknown-token cache TTL).
+    #: A launched entry with neither an active nor an ended run is re-requested (same run key, so
+    #: harmless) for this long, covering a tick whose requests were lost after the inbox was
+    #: updated; it is also the shortest interval between two launches of one token that events
+    #: ask for (same as the unknown-token cache TTL). A run that ended goes to the backoff at once.
     relaunch_grace: timedelta = timedelta(minutes=5)
     #: Automatic relaunches of a token whose run ended without a marker for a reason a later run
-    #: can fix, each after this delay; after the last one the entry is `stuck` (visible, relaunched
-    #: only by a new event). 7 runs over about 3 h 20 min: a Redis, MongoDB or SolTracker outage
-    #: of that length is an incident an operator is already looking at.
+    #: can fix, each this long after the tick that saw the previous run end (the grace above is not
+    #: added: it only covers a request that never became a run); after the last one the entry is
+    #: `stuck` (visible, relaunched only by a new event). A new event resets the count. 7 runs over
+    #: 3 h 21 min plus the runs' own time: a Redis, MongoDB or SolTracker outage of that length is an
+    #: incident an operator is already looking at.
     backoff: tuple[timedelta, ...] = tuple(timedelta(minutes=m) for m in (1, 5, 15, 60, 60, 60))
     #: How often a resting entry (`idle`, `stuck`) is checked for a marker written elsewhere
     #: (reconcile, a manual run), which removes it.
@@ -202,7 +205,10 @@ class TokenFlowDrain:
                 exchange="",
                 routing_key=self._dlq,
                 body=body,
-                properties=pika.BasicProperties(delivery_mode=2, headers={REASON_HEADER: reason}),
+                # The time lets operators tell new dead letters from reviewed ones (`socialrec dlq`).
+                properties=pika.BasicProperties(
+                    delivery_mode=2, headers={REASON_HEADER: reason}, timestamp=int(time.time())
+                ),
             )
             counts.invalid += 1
             counts.invalid_reasons[reason] += 1
@@ -262,21 +268,28 @@ class EndedRun:
     #: The run's `socialrec/outcome` tag, when it set one (recorded, locked, unknown_token, ...).
     outcome: str | None = None
 
+    @property
+    def claims_marker(self) -> bool:
+        """A green run that says the token has its marker (it wrote it, or found it)."""
+        return self.status == "SUCCESS" and self.outcome in ("recorded", "already_recorded")
+
 
 def wants_retry(ended: EndedRun | None) -> bool:
     """Should a run that ended without a marker be followed by an automatic relaunch?
 
     Yes when a later run can fix it: a red run (Redis, MongoDB or SolTracker down, a crash), a
-    request that never became a run, or a green run that found the token lock held elsewhere (the
-    holder may die). No for a run an operator cancelled, or a green run whose token the upstream
-    does not know (the next event or the reconcile of its hour covers it).
+    request that never became a run, a green run that found the token lock held elsewhere (the
+    holder may die), and a green run that reported the token recorded (or already recorded) although
+    no marker can be read back now (the database lost it): only a marker read back ends an entry.
+    No for a run an operator cancelled, or a green run whose token the upstream does not know (the
+    next event or the reconcile of its hour covers it).
     """
     if ended is None:
         return True
     if ended.status == "CANCELED":
         return False
     if ended.status == "SUCCESS":
-        return ended.outcome == "locked"
+        return ended.outcome != "unknown_token"
     return True
 
 
@@ -328,24 +341,31 @@ def plan_launches(
     entries += [e for e in due if e.token_address not in seen]
     if not entries:
         return plan
-    recorded = set(existing_addresses([e.token_address for e in entries]))
-    done = [e for e in entries if e.token_address in recorded]
-    if done:
-        lower_first_transfer(
-            {e.token_address: e.first_flow_timestamp for e in done if e.first_flow_timestamp is not None}
-        )
-        plan.done = inbox.remove([e.token_address for e in done])
-    rest = [e for e in entries if e.token_address not in recorded]
-    # Runs of launched entries that are no longer active, past the grace: how did they end?
+    def finish_done(candidates: list[InboxEntry]) -> list[InboxEntry]:
+        """Remove the entries whose marker reads back (after lowering its time); return the rest."""
+        recorded = set(existing_addresses([e.token_address for e in candidates]))
+        done = [e for e in candidates if e.token_address in recorded]
+        if done:
+            lower_first_transfer(
+                {e.token_address: e.first_flow_timestamp for e in done if e.first_flow_timestamp is not None}
+            )
+            plan.done += inbox.remove([e.token_address for e in done])
+        return [e for e in candidates if e.token_address not in recorded]
+
+    rest = finish_done(entries)
+    # Runs of launched entries that are no longer active: how did they end? Asked within the grace
+    # too, so a run that has ended is followed by its backoff step at once (the grace only covers a
+    # request that has not become a run yet, never every step of the backoff).
     ended_keys = [
-        e.run_key
-        for e in rest
-        if e.state == LAUNCHED
-        and e.token_address not in active_tokens
-        and not e.relaunch
-        and not _within_grace(e, now, limits)
+        e.run_key for e in rest if e.state == LAUNCHED and e.token_address not in active_tokens and not e.relaunch
     ]
     ended = ended_runs(ended_keys) if ended_keys else {}
+    # A run that said "recorded" may have written its marker after the read above: read those again
+    # (one more query), so only a marker that truly is not there sends an entry to the backoff.
+    claimed = [e for e in rest if (run := ended.get(e.run_key)) is not None and run.claims_marker]
+    if claimed:
+        gone = {e.token_address for e in claimed} - {e.token_address for e in finish_done(claimed)}
+        rest = [e for e in rest if e.token_address not in gone]
     transitions: list[tuple[InboxEntry, dict]] = []
     expired: list[str] = []
     for entry in rest:
@@ -364,17 +384,20 @@ def plan_launches(
                 if entry.relaunch:  # the active run answers that event
                     transitions.append((entry, {"$set": {"relaunch": False}}))
                 plan.waiting += 1
+            elif not entry.relaunch and entry.run_key in ended:  # ended without a marker: backoff now
+                transitions.append((entry, _after_run(entry, ended[entry.run_key], now, limits, plan)))
             elif _within_grace(entry, now, limits):
-                # Same key: a no-op if the run exists, a rescue if the request was lost. A run that
-                # ended without a marker is relaunched only after the grace (a hot token whose run
-                # keeps failing or whose upstream does not know it costs one run per grace period).
+                # Same key: a no-op if the run exists, a rescue if the request was lost. An event's
+                # relaunch after a run that ended without a marker waits for the grace (a hot token
+                # whose run keeps failing or whose upstream does not know it costs one run per grace
+                # period).
                 plan.launches.append(_launch(entry, entry.generation))
                 plan.rerequested += 1
             elif entry.relaunch:  # its run ended without a marker and an event asked again
                 transitions.append((entry, {"$set": launched, "$inc": {"generation": 1}}))
                 plan.launches.append(_launch(entry, entry.generation + 1))
-            else:
-                transitions.append((entry, _after_run(entry, ended.get(entry.run_key), now, limits, plan)))
+            else:  # past the grace and still no run: the request was lost
+                transitions.append((entry, _after_run(entry, None, now, limits, plan)))
         elif entry.state == RETRYING:
             if active:  # someone else launched it (by hand): look again after its run
                 transitions.append((entry, {"$set": {"check_at": now + limits.backoff[0]}}))

@@ -15,6 +15,7 @@ import dagster as dg
 import pytest
 
 from socialrec_pipeline.defs import paid_pool
+from socialrec_pipeline.defs.launch_gate import LaunchRefused
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource, paid_account_scope
@@ -185,12 +186,16 @@ def test_run_config_cannot_set_a_recording_setting(field, stand_ins, instance, m
     stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
     value = "true" if field == "enable_paid" else "1"
     run_config = {**prepare_config(address), "resources": {"recording": {"config": {field: value}}}}
-    with pytest.raises(dg.DagsterInvalidConfigError):
+    # In process (no run queue) the resource refuses when the run initialises it, before any step.
+    with pytest.raises(dg.DagsterResourceFunctionError) as refused:
         record_token_job.execute_in_process(
             run_config=run_config,
             resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False),
             instance=instance,
         )
+    assert isinstance(refused.value.__cause__, LaunchRefused)
+    assert f"resources.recording.config.{field}" in str(refused.value.__cause__)
+    assert {v: k for k, v in ENV_NAMES.items()}[field] in str(refused.value.__cause__)
     assert stand_ins.apify.calls == [] and not stand_ins.server.calls("/api/v1/tokens")
     assert fresh_db["tokens"].find_one({"address": address}) is None
 
@@ -203,8 +208,7 @@ def test_no_job_offers_the_recording_settings_in_the_launchpad():
         recording = job.run_config_schema.config_type.fields["resources"].config_type.fields["recording"]
         assert not recording.is_required
         assert dict(recording.config_type.fields["config"].config_type.fields) == {}, name
-        with pytest.raises(dg.DagsterInvalidConfigError):
-            dg.validate_run_config(job, {"resources": {"recording": {"config": {"enable_paid": True}}}})
+    # What a launch that sets one anyway gets: tests/defs/test_launch_gate.py.
 
 
 # -- 3. every job's paid calls go through the pool -------------------------------------------------

@@ -9,9 +9,10 @@ import pytest
 from bson import ObjectId
 from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
 
+from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.definitions import defs
-from socialrec_pipeline.defs.health import recording_health, recording_health_job, stalled
+from socialrec_pipeline.defs.health import keeping_up, recording_health, recording_health_job, stalled
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job
 from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_start
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
@@ -53,7 +54,9 @@ def test_collections_are_assets_with_owners_schemas_and_lineage():
 # -- reconcile coverage --------------------------------------------------------------------------
 
 
-def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_reconcile_partitions_materialize_or_fail_reconciled_hours(
+    fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch
+):
     server, soltracker = fixtures
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T07:30:00Z"))
     job = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url))
@@ -66,11 +69,12 @@ def test_reconcile_partitions_materialize_or_fail_reconciled_hours(fixtures, ins
     assert "2026-11-29-07:00" in instance.get_materialized_partitions(RECONCILED)
 
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-29T08:30:00Z"))
+    monkeypatch.setattr(reconcile_defs, "DEADLINE_MINUTE", timedelta(0))  # max_minutes=1 is over at once
     cut = job.execute_in_process(
         partition_key="2026-11-29-08:00",
         instance=instance,
         raise_on_error=False,
-        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
+        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 1}}}},
     )
     assert not cut.success
     assert "2026-11-29-08:00" not in instance.get_materialized_partitions(RECONCILED)
@@ -111,7 +115,7 @@ def test_integrity_job_passes_on_a_clean_store_and_fails_on_a_seeded_violation(i
     job = _integrity_job(mongo_uri, fresh_db.name)
     clean = job.execute_in_process(instance=instance)
     evaluations = clean.get_asset_check_evaluations()
-    assert len(evaluations) == len(integrity_checks) == 11
+    assert len(evaluations) == len(integrity_checks) == 12
     assert all(e.passed for e in evaluations)
 
     orphan = {
@@ -144,13 +148,13 @@ def test_the_integrity_schedule_runs_daily():
 # -- recording_health ----------------------------------------------------------------------------
 
 
-def _health_job(mongo_uri: str, db_name: str, broker):
+def _health_job(mongo_uri: str, db_name: str, broker, broker_url: str | None = None):
     resolved = dg.Definitions(
         assets=[*COLLECTION_SPECS, recording_health],
         jobs=[recording_health_job],
         resources={
             "mongo": MongoResource(uri=mongo_uri, database=db_name),
-            "rabbitmq": RabbitMQResource(url=broker.url, env=broker.env, exchange=broker.exchange),
+            "rabbitmq": RabbitMQResource(url=broker_url or broker.url, env=broker.env, exchange=broker.exchange),
             "recording": RecordingSettingsResource(),
         },
     )
@@ -207,7 +211,8 @@ def test_recording_health_plots_numbers_and_turns_red_when_work_waits(instance, 
     assert (md["attempts_last_hour_x"], md["errors_last_hour_x"], md["error_rate_x"]) == (2, 1, 0.5)
     assert md["paid_calls_last_hour"] == 1  # the Instagram call; the skipped TikTok made none
     assert (md["inbox_open"], md["queue_depth"], md["dead_letter_depth"]) == (1, 1, 0)
-    assert all(isinstance(v, (int, float)) for v in md.values())  # every figure is plotted
+    assert md["unknown_figures"] == {} and md["figures_unknown"] == 0  # every figure was read
+    assert all(isinstance(v, (int, float)) for k, v in md.items() if k != "unknown_figures")  # every figure is plotted
     (check,) = result.get_asset_check_evaluations()
     assert check.check_name == "keeping_up" and not check.passed  # 5 h without a token, work waiting
 
@@ -222,3 +227,52 @@ def test_nothing_waiting_is_not_a_stall():
     assert stalled({"inbox_open": 0, "queue_depth": 0, "last_recorded_age_min": 999})[0] is False
     assert stalled({"inbox_open": 0, "queue_depth": 4, "last_recorded_age_min": -1})[0] is True
     assert stalled({"inbox_open": 2, "queue_depth": -1, "last_recorded_age_min": 30})[0] is False
+
+
+def test_a_figure_that_could_not_be_read_is_not_healthy():
+    fine = {"inbox_open": 2, "queue_depth": 0, "last_recorded_age_min": 30}
+    assert keeping_up(fine)[0] == "ok"
+    assert keeping_up({**fine, "queue_depth": -1})[0] == "unknown"  # the broker could not be read
+    verdict, why = keeping_up({**fine, "last_recorded_age_min": -1}, unknown={"last_recorded_age_min": "timeout"})
+    assert verdict == "unknown" and "last_recorded_age_min" in why
+    # a stall the readable figures already show stays a stall
+    assert keeping_up({"inbox_open": 2, "queue_depth": -1, "last_recorded_age_min": 300})[0] == "stalled"
+    # nothing waits (both read): no stall, whatever the age of the last marker
+    idle = {"inbox_open": 0, "queue_depth": 0, "last_recorded_age_min": -1}
+    assert keeping_up(idle, unknown={"last_recorded_age_min": "timeout"})[0] == "ok"
+    # a figure keeping_up does not use changes nothing
+    assert keeping_up(fine, unknown={"url_figures": "timeout"})[0] == "ok"
+
+
+def test_broker_down_makes_keeping_up_warn_not_green(instance, mongo_uri, fresh_db, broker):
+    now = datetime.now(UTC)
+    RecordInbox(fresh_db).ensure_indexes()
+    fresh_db.tokens.insert_one({"address": "TokNew", "discovered_at": now, "social_urls": []})
+    down = "amqp://guest:guest@127.0.0.1:1/%2F"  # nothing listens on port 1
+    result = _health_job(mongo_uri, fresh_db.name, broker, broker_url=down).execute_in_process(instance=instance)
+    (materialization,) = result.asset_materializations_for_node("recording_health")
+    md = materialization.metadata
+    assert md["queue_depth"].value == -1 and md["figures_unknown"].value == 2
+    assert set(md["unknown_figures"].value) == {"queue_depth", "dead_letter_depth"}
+    (check,) = result.get_asset_check_evaluations()
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["verdict"].value == "unknown"
+
+    up = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
+    (check,) = up.get_asset_check_evaluations()
+    assert check.passed and check.metadata["verdict"].value == "ok"
+
+
+def test_an_integrity_check_that_read_only_part_is_warn_with_its_coverage_never_passed():
+    from socialrec_pipeline.defs.integrity import check_result
+    from socialrec_pipeline.store.integrity import CheckOutcome
+
+    partial = CheckOutcome("link_depth", True, 0, [], {"scanned": 2, "total": 5}, "2 of ~5 read", complete=False)
+    result = check_result(partial, dg.AssetCheckSeverity.ERROR)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert "2 of ~5 read" in (result.description or "") and result.metadata["complete"].value is False
+    whole = check_result(CheckOutcome("link_depth", True, 0, [], {}, "all read"), dg.AssetCheckSeverity.ERROR)
+    assert whole.passed
+    found = CheckOutcome("link_depth", False, 3, ["a"], {}, "2 of ~5 read", complete=False)
+    failed = check_result(found, dg.AssetCheckSeverity.ERROR)
+    assert not failed.passed and failed.severity == dg.AssetCheckSeverity.ERROR  # violations keep their severity

@@ -20,6 +20,8 @@ NAMES = {
         "wallets_backfill_job",
         "integrity_job",
         "recording_health_job",
+        "operator_checks_job",
+        "deployment_ready_job",
     ],
     "schedules": [
         "reconcile_schedule",
@@ -27,8 +29,14 @@ NAMES = {
         "metric_refresh_schedule",
         "integrity_schedule",
         "recording_health_schedule",
+        "operator_checks_schedule",
     ],
-    "sensors": ["token_flow_sensor"],
+    "sensors": [
+        "alert_on_check_and_stuck_token",
+        "alert_on_run_failure",
+        "deployment_ready_sensor",
+        "token_flow_sensor",
+    ],
 }
 
 
@@ -62,5 +70,5 @@ def test_every_definition_resolves_by_name():
     for name in NAMES["jobs"]:
         assert repo.get_job(name).name == name
     assert sorted(s.name for s in repo.schedule_defs) == sorted(NAMES["schedules"])
-    assert [s.name for s in repo.sensor_defs] == NAMES["sensors"]
+    assert sorted(s.name for s in repo.sensor_defs) == sorted(NAMES["sensors"])
     assert repo.get_sensor_def("token_flow_sensor").job_name == "record_token_job"

@@ -35,7 +35,7 @@ def generators(**keys) -> GeneratorsResource:
         x=XApiResource(base_url="http://127.0.0.1:9", api_key=keys.get("x")),
         github=GitHubResource(base_url="http://127.0.0.1:9"),
         youtube=YouTubeResource(base_url="http://127.0.0.1:9", api_key=keys.get("yt")),
-        telegram=TelegramResource(base_url="http://127.0.0.1:9"),
+        telegram=TelegramResource(base_url="http://127.0.0.1:9", bot_token=keys.get("tg_bot")),
         apify=ApifyResource(base_url="http://127.0.0.1:9", token=keys.get("apify")),
         reddit=RedditResource(base_url="http://127.0.0.1:9"),
         urlscan=UrlscanResource(base_url="http://127.0.0.1:9"),
@@ -91,3 +91,20 @@ def test_the_registry_module_does_not_import_the_resources_module():
     nested = [n for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for n in ast.walk(f)
               if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert nested == []
+
+
+def test_the_telegram_bot_client_exists_only_with_a_token():
+    assert generators().clients().telegram_bot is None
+    assert generators(tg_bot="123:secret").clients().telegram_bot is not None
+
+
+def test_the_bot_token_is_bound_as_an_env_var_never_as_a_value(monkeypatch):
+    import dagster as dg
+
+    from socialrec_pipeline.defs.resources import bound_resources_from_env
+
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    assert bound_resources_from_env()["generators"].telegram.bot_token is None
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:secret")
+    bound = bound_resources_from_env()["generators"].telegram.bot_token
+    assert isinstance(bound, dg.EnvVar) and bound.env_var_name == "TELEGRAM_BOT_TOKEN"

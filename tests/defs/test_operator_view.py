@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 
 import dagster as dg
 
+from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import RecordingSettingsResource
@@ -141,7 +143,9 @@ def test_an_upstream_outage_fails_with_a_message_that_says_what_to_do(
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     description = failure.event_specific_data.user_failure_data.description
     assert "SolTracker" in description and "SOL_TRACKER_BASE_URL" in description
-    assert "next token.flow event" in description and "re-execute" in description
+    # Issue 19: the sensor relaunches it on its schedule (no event needed), a manual run is re-executed.
+    assert "next token.flow event" not in description and "re-execute" in description
+    assert "relaunched automatically after 1, 5, 15, 60, 60, 60 minutes" in description
     errors = log_lines(instance, result, "ERROR")
     assert errors and all(address in line for line in errors)  # each attempt says why, in the run's logs
     assert instance.get_run_by_id(result.run_id).tags["socialrec/outcome"] == "upstream_failed"
@@ -185,15 +189,16 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(
     assert "STEP_UP_FOR_RETRY" not in events  # the operator relaunches; no blind retries
 
 
-def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri, fresh_db, redis_url):
+def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
     server, soltracker = fixtures
+    monkeypatch.setattr(reconcile_defs, "DEADLINE_MINUTE", timedelta(0))  # max_minutes=1 is over at once
     soltracker.put(four_url_token(unique_address(), last_transfer="2026-11-30T01:30:00Z"))
 
     result = reconcile_job_with(job_resources(server.url, mongo_uri, fresh_db.name, redis_url)).execute_in_process(
         partition_key=WINDOW,
         instance=instance,
         raise_on_error=False,
-        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 0}}}},
+        run_config={"ops": {"reconcile_window": {"config": {"max_minutes": 1}}}},
     )
 
     assert not result.success

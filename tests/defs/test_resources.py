@@ -7,6 +7,7 @@ import pytest
 
 from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.domain.enums import Platform
+from socialrec_pipeline.providers.shortlinks import ShortLinkGenerator
 from socialrec_pipeline.recording.settings import ENV_NAMES, RecordingSettings, SettingError
 
 
@@ -43,3 +44,31 @@ def test_a_malformed_setting_fails_closed(monkeypatch):
     monkeypatch.setenv("SOCIALREC_AF_THRESHOLD", "3")  # below the floor: never lowers the threshold
     with pytest.raises(SettingError):
         resolved(resources_from_env()["recording"]).settings()
+
+
+def test_a_registry_build_closes_the_clients_it_opened():
+    from socialrec_pipeline.defs.resources import (  # noqa: I001
+        ApifyResource,
+        GeneratorsResource,
+        GitHubResource,
+        RedditResource,
+        TelegramResource,
+        UrlscanResource,
+        XApiResource,
+        YouTubeResource,
+    )
+    from socialrec_pipeline.routing.gate import GateSettings
+
+    generators = GeneratorsResource(
+        x=XApiResource(api_key="k"), github=GitHubResource(), youtube=YouTubeResource(api_key="k"),
+        telegram=TelegramResource(), apify=ApifyResource(token="t"), reddit=RedditResource(),
+        urlscan=UrlscanResource(api_key="k"),
+    )  # fmt: skip
+    registry = generators.registry(GateSettings())
+    shortlinks = next(g for g in registry.supported.values() if isinstance(g, ShortLinkGenerator))
+    opened = [shortlinks._resolver._http, *(c._http for c in vars(generators._clients).values() if hasattr(c, "_http"))]
+    assert len(opened) > 3 and not any(client.is_closed for client in opened)
+    generators.registry(GateSettings(enable_paid=True))  # a new build closes the previous one
+    assert all(client.is_closed for client in opened)
+    generators.close()
+    assert generators._registry is None

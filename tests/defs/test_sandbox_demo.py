@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
@@ -27,7 +29,7 @@ from socialrec_pipeline.defs.resources import (
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo
 
-from .jobs_fixtures import free_port_base
+from .jobs_fixtures import free_port_base, output_metadata, reconcile_job_with
 
 
 def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
@@ -48,12 +50,9 @@ def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
     }
 
 
-def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, redis_url, tmp_path):
-    from socialrec_pipeline.recording.locks import TokenLocks, UnknownTokenCache, open_redis
-
-    client = open_redis(redis_url)
-    for address in (demo.POPCAT, demo.PUMPKIT):  # shared Redis: no stale lock from an earlier run
-        UnknownTokenCache(client).forget(address)
+@contextlib.contextmanager
+def serving(tmp_path):
+    """`socialrec sandbox serve` in a thread on free ports; yields its environment."""
     stop, out = threading.Event(), io.StringIO()
     env_file = tmp_path / "sandbox.env"
     port_base = free_port_base()  # 8 consecutive ports free now (a busy machine holds many)
@@ -68,20 +67,45 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
             time.sleep(0.05)
         env = dict(line.removeprefix("export ").split("=", 1) for line in env_file.read_text().splitlines())
         assert env["SOCIALREC_ENV"] == "sandbox" and env["SOL_TRACKER_BASE_URL"] == f"http://127.0.0.1:{port_base}"
-        resources = resources_from(env, mongo_uri, fresh_db.name, redis_url)
-        with dg.DagsterInstance.ephemeral() as instance:
-            for address in (demo.POPCAT, demo.PUMPKIT):
-                config = {"ops": {"prepare": {"config": {"token_address": address}}}}
-                assert record_token_job.execute_in_process(
-                    run_config=config, resources=resources, instance=instance
-                ).success
+        yield env
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, redis_url, tmp_path):
+    from socialrec_pipeline.recording.locks import TokenLocks, UnknownTokenCache, open_redis
+
+    client = open_redis(redis_url)
+    for address in (demo.POPCAT, demo.PUMPKIT):  # shared Redis: no stale lock from an earlier run
+        UnknownTokenCache(client).forget(address)
+    with serving(tmp_path) as env, dg.DagsterInstance.ephemeral() as instance:
+        resources = resources_from(env, mongo_uri, fresh_db.name, redis_url)
+        for address in (demo.POPCAT, demo.PUMPKIT):
+            config = {"ops": {"prepare": {"config": {"token_address": address}}}}
+            assert record_token_job.execute_in_process(
+                run_config=config, resources=resources, instance=instance
+            ).success
     statuses = {doc["address"]: sorted(u["status"] for u in doc["social_urls"]) for doc in fresh_db["tokens"].find()}
     assert statuses[demo.POPCAT] == ["ok", "ok", "ok", "skipped_paid"]
     assert statuses[demo.PUMPKIT] == ["ok", "ok", "ok", "ok"]
     assert TokenLocks(client).owner_of(demo.POPCAT) is None
+
+
+def test_a_reconcile_backfill_of_the_sandbox_closed_hours_records_what_the_stream_never_sent(
+    mongo_uri, fresh_db, redis_url, tmp_path
+):
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    hours = [(now - timedelta(hours=back)).strftime("%Y-%m-%d-%H:00") for back in (3, 2, 1)]
+    with serving(tmp_path) as env, dg.DagsterInstance.ephemeral() as instance:
+        job = reconcile_job_with(resources_from(env, mongo_uri, fresh_db.name, redis_url))
+        for hour in hours:
+            result = job.execute_in_process(partition_key=hour, instance=instance)
+            assert result.success, hour
+            # (the last closed hour may also hold the sample tokens, last seen 5 minutes before the start)
+            assert output_metadata(result, "reconcile_window")["recorded"].value >= 1, hour
+    symbols = sorted(doc["symbol"] for doc in fresh_db["tokens"].find() if doc["symbol"].startswith("MISSED"))
+    assert symbols == [f"MISSED{n}" for n in range(1, demo.RECONCILE_DEMO_HOURS + 1)]
 
 
 def test_publish_feeds_the_sensor_a_mixed_sample(broker, stream_resources):

@@ -214,6 +214,15 @@ def test_short_link_to_a_website_ends_with_both_urls_on_one_row(fx, web_gen, ser
         ["::ffff:192.168.1.1"],
         ["104.244.42.1", "192.168.0.1"],
         ["0.0.0.0"],
+        # IPv6 forms that a gateway turns into a private, loopback or link-local IPv4 address
+        ["64:ff9b::7f00:1"],  # NAT64 of 127.0.0.1
+        ["64:ff9b::a9fe:a9fe"],  # NAT64 of 169.254.169.254 (cloud metadata)
+        ["64:ff9b:1::a00:5"],  # local-use NAT64 of 10.0.0.5
+        ["2002:7f00:1::1"],  # 6to4 of 127.0.0.1
+        ["2002:a9fe:a9fe::1"],  # 6to4 of 169.254.169.254
+        ["2002:c0a8:101::1"],  # 6to4 of 192.168.1.1
+        ["::ffff:127.0.0.1"],
+        ["::ffff:169.254.169.254"],
     ],
 )
 def test_platform_host_resolving_to_a_private_address_is_refused_before_connecting(server, transport, addresses):
@@ -222,6 +231,11 @@ def test_platform_host_resolving_to_a_private_address_is_refused_before_connecti
     with pytest.raises(TargetBlocked, match="non-public"):
         resolver.resolve("https://t.co/abc")
     assert transport.forwarded == [] and server.calls() == []
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8", "2606:4700::1111"])
+def test_ipv6_forms_of_public_addresses_stay_public(address):
+    assert is_public_address(address)
 
 
 def test_dns_rebinding_on_a_later_hop_is_refused(server, transport):

@@ -418,3 +418,25 @@ def test_invite_to_a_user_is_not_found(server, gen):
     server.route("GET", "/+AbCdEf999", Reply.html(tgfix.user_page("someone")))
     with pytest.raises(TargetNotFound):
         gen.generate(make_routed(INVITE, "AbCdEf999"), OPTS, NOW)
+
+
+@pytest.mark.parametrize(
+    ("button", "subtype"), [("Join Group", VenueSubtype.GROUP), ("Join Channel", VenueSubtype.CHANNEL)]
+)
+def test_generic_invite_page_is_a_nameless_invite_venue(server, gen, button, subtype):
+    """t.me/+… with Telegram's generic page (no title div, no photo, no count): the invite venue,
+    keyed by the invite, the subtype its button says, no name, no description, no count."""
+    server.clear()
+    server.route("GET", "/+GeNeRiC42", Reply.html(tgfix.generic_invite_page("GeNeRiC42", button)))
+    graph = gen.generate(make_routed(INVITE, "GeNeRiC42"), OPTS, NOW)
+    expected = venue("invite:GeNeRiC42", subtype,
+                     data={"platform_key_kind": "invite", "invite_code": "GeNeRiC42", "action_button": button})
+    assert graph == SocialObjectGraph.single(GraphGroup(ref="venue:invite:GeNeRiC42", venue=expected))
+
+
+def test_send_message_page_without_title_or_photo_stays_not_found_on_an_invite(server, gen):
+    server.clear()
+    html = tgfix.page("Join group chat on Telegram", "", buttons=("Send Message",), page_title="", photo=False)
+    server.route("GET", "/+GeNeRiC43", Reply.html(html))
+    with pytest.raises(TargetNotFound):
+        gen.generate(make_routed(INVITE, "GeNeRiC43"), OPTS, NOW)

@@ -73,7 +73,7 @@ def test_a_stub_owner_is_completed_by_a_later_full_profile_field_by_field(world,
     row = rows[0]
     t1 = clock.now.replace(microsecond=clock.now.microsecond // 1000 * 1000)
     assert row["_id"] == stub["_id"] and row["created_at"] == stub["created_at"]
-    assert row["handles"] == [{"value": "pumpdev", "first_seen": t0, "last_seen": t1}]
+    assert row["handles"] == [{"value": "pumpdev", "key": "pumpdev", "first_seen": t0, "last_seen": t1}]
     assert row["display_name"] == "Pump Dev"
     assert row["bio"] == f"building on solana | CA: {SOL}"
     assert row["links"] == ["https://pump.example"]

@@ -284,10 +284,11 @@ def test_selection_is_an_oldest_first_range_on_each_status_index(store, redis_cl
         seed(watched, clock, make_address(9), rec("https://x.com/a/status/91", "error", attempts=1))
         listener.commands.clear()
         RetryService(watched, e.recorder, clock=clock).run(["error", "unsupported"])
-        selection = [
+        selection = [  # the range scans (the queue backfill's probes for missing fields ask for null)
             c
             for c in listener.commands
-            if "oldest_attempt.error" in c["filter"] or "oldest_attempt.unsupported" in c["filter"]
+            if any(f in c["filter"] and c["filter"][f] is not None
+                   for f in ("oldest_attempt.error", "oldest_attempt.unsupported"))
         ]
         assert sorted(list(c["filter"])[0] for c in selection) == ["oldest_attempt.error", "oldest_attempt.unsupported"]
         for command in selection:
@@ -357,10 +358,11 @@ def test_a_url_finished_by_someone_else_before_we_got_the_lock_is_not_redone(env
     assert (elements(store, address)[url].status, elements(store, address)[url].attempts) == ("ok", 2)
 
 
-def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_its_links(env, store, clock):
+def test_a_rerouted_url_equal_to_a_sibling_is_merged_into_it_and_never_touches_its_links(env, store, clock):
     """Issue 9 item 6: retrying one URL never deletes another URL's links. The re-routed element
     is the same target as the sibling: no second fetch, the sibling's links keep their ids and
-    `linked_at` (the as-of history), only the element's own (old-spelling) links go."""
+    `linked_at` (the as-of history), only the element's own (old-spelling) links go, and so does
+    the element (issue 19: one element per target, never an `ok` element without links)."""
     from socialrec_pipeline.recording.writer import GraphWriter
 
     from .graphs import routed
@@ -388,10 +390,8 @@ def test_a_rerouted_url_equal_to_a_sibling_takes_its_outcome_and_never_touches_i
     assert env.generators[0].calls == []  # the target was already fetched for the sibling
     assert (result.urls_attempted, result.same_as_sibling, result.external_calls) == (1, 1, 0)
     after = elements(store, address)
-    assert set(after) == {sibling_url, stale}  # one element per URL: the element keeps its own url
-    assert (after[stale].status, after[stale].attempts, after[stale].attempted_at) == ("ok", 0, clock())
-    assert after[stale].source_type == "x_tweet"  # the new routing is recorded
-    assert after[sibling_url].status == "ok" and after[sibling_url].attempted_at == OLD
+    assert set(after) == {sibling_url}  # one element per target: the sibling's
+    assert (after[sibling_url].status, after[sibling_url].attempts, after[sibling_url].attempted_at) == ("ok", 1, OLD)
     assert (
         list(store.db.token_links.find({"token_address": address, "source_url": sibling_url}).sort("_id"))
         == sibling_links
@@ -412,7 +412,8 @@ def test_a_rerouted_url_follows_a_failing_sibling_without_an_attempt(env, store,
     )
     RetryService(store, env.recorder, clock=clock).run(["error"])
     after = elements(store, address)
-    assert (after[stale].status, after[stale].attempts) == ("not_found", 2)
+    assert set(after) == {sibling_url}
+    assert (after[sibling_url].status, after[sibling_url].attempts) == ("not_found", 1)
     assert env.generators[0].calls == []
 
 
@@ -431,4 +432,73 @@ def test_a_sibling_retried_earlier_in_the_same_run_passes_on_its_new_outcome(env
     after = elements(store, address)
     assert (result.urls_attempted, result.same_as_sibling) == (2, 1)
     assert env.generators[0].calls == [sibling_url]  # fetched once, for the sibling
-    assert (after[sibling_url].status, after[stale].status, after[stale].attempts) == ("ok", "ok", 1)
+    assert set(after) == {sibling_url} and (after[sibling_url].status, after[sibling_url].attempts) == ("ok", 2)
+
+
+def test_two_stored_spellings_of_one_profile_are_merged_with_one_call(store, redis_client, clock):
+    """Issue 19 defect 2: `twitter.com/kolguy` and `mobile.twitter.com/kolguy` (both `error`, stored
+    by an older router) now route to `x.com/kolguy`. Retried in one run with the platform failing
+    every call after the first: one call, one element `x.com/kolguy` `ok` with its links intact.
+    Working from the token as read before the first URL, the second URL deleted the first one's
+    links, called again (and failed), and left `x.com/kolguy` `ok` with no links."""
+    from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator
+    from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+    from socialrec_pipeline.sandbox.platforms import x as xfix
+
+    x_server = FixtureServer().start()
+    users = xfix.demo_fixtures()
+    users.register(x_server)
+    served = []
+
+    def user_info(request):
+        served.append(request.param("userName"))
+        if len(served) > 1:
+            return Reply.json({"status": "error", "msg": "upstream overloaded"}, status=503)
+        return users._user(request)
+
+    x_server.route("GET", "/twitter/user/info", user_info)
+    env = harness.build(store, redis_client, clock, generators=[XGenerator(TwitterApiClient(x_server.url, "k"))])
+    try:
+        address = make_address(21)
+        profile = dict(source_type="x_profile", subtype=None, field="twitter")
+        seed(
+            store,
+            clock,
+            address,
+            rec("https://twitter.com/kolguy", "error", attempts=1, at=OLD - timedelta(minutes=1), **profile),
+            rec("https://mobile.twitter.com/kolguy", "error", attempts=1, **profile),
+        )
+
+        result = RetryService(store, env.recorder, clock=clock).run(["error"])
+
+        assert served == ["kolguy"]  # one platform call for the one target
+        after = elements(store, address)
+        assert set(after) == {"https://x.com/kolguy"}  # the two spellings are one element now
+        assert (after["https://x.com/kolguy"].status, after["https://x.com/kolguy"].attempts) == ("ok", 2)
+        links = store.db.token_links.count_documents({"token_address": address, "source_url": "https://x.com/kolguy"})
+        assert links >= 1
+        assert store.db.token_links.count_documents({"token_address": address}) == links
+        assert (result.external_calls, result.same_as_sibling) == (1, 1)
+    finally:
+        env.server.stop()
+        x_server.stop()
+
+
+def test_a_retry_run_brings_markers_from_before_the_queue_into_it_by_itself(env, store, clock):
+    """Issue 19 defect 9: no upgrade step to remember. A marker without the queue field and one
+    written by the previous version (a key only for the statuses it held) are retried by the first
+    run, and afterwards every token's queue is exact."""
+    from socialrec_pipeline.store import integrity
+
+    bare, partial = make_address(22), make_address(23)
+    seed(store, clock, bare, rec("https://x.com/a/status/221", "error", attempts=1))
+    seed(store, clock, partial, rec("https://x.com/a/status/231", "unsupported"))
+    store.db.tokens.update_one({"address": bare}, {"$unset": {"oldest_attempt": ""}})
+    store.db.tokens.update_one({"address": partial}, {"$set": {"oldest_attempt": {"unsupported": OLD}}})
+
+    result = RetryService(store, env.recorder, clock=clock).run(["error"])
+
+    assert result.queue_backfilled >= 2
+    assert elements(store, bare)["https://x.com/a/status/221"].status == "ok"
+    check = integrity.check_retry_queue_exact(store.db)
+    assert check.passed, check.summary()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from bson import ObjectId
 
 from socialrec_pipeline.cli import main
-from socialrec_pipeline.domain.enums import FetchStatus, ObjectKind, Platform
+from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, FetchStatus, ObjectKind, Platform
 from socialrec_pipeline.domain.models import MetricPoint, SocialUrlRecord, Token
 from socialrec_pipeline.store import Store
+from socialrec_pipeline.store.tokens import NO_ATTEMPT
 from tests.store.conftest import T0, h, unique
 
 
@@ -31,6 +32,7 @@ def test_backfill_queues_derives_both_queues(mongo_uri, fresh_db, monkeypatch, c
     assert main(["backfill-queues"]) == 0
 
     assert "tokens updated: 1" in capsys.readouterr().out
-    assert fresh_db.tokens.find_one({"address": address})["oldest_attempt"] == {"error": h(-2)}
+    queue = fresh_db.tokens.find_one({"address": address})["oldest_attempt"]
+    assert queue == {**{s.value: NO_ATTEMPT for s in RETRY_PARTITIONS}, "error": h(-2)}
     series = fresh_db.metric_series.find_one({"object": "accounts", "object_id": object_id})
     assert series["refresh_at"] == series["last_point_at"] == h(-3) and "linked_at" in series

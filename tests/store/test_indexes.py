@@ -28,6 +28,7 @@ EXPECTED = {
     "accounts": [
         ("uniq_accounts_platform_key", [("platform", 1), ("platform_key", 1)], True, None),
         ("idx_accounts_handle", [("handles.value", 1)], False, None),
+        ("idx_accounts_handle_key", [("handles.key", 1)], False, None),
         ("idx_accounts_wallet", [("known_wallets", 1)], False, None),
     ],
     "venues": [

@@ -18,6 +18,7 @@ from socialrec_pipeline.domain.models import (
     TokenLink,
 )
 from socialrec_pipeline.store import Store, integrity
+from socialrec_pipeline.store.tokens import OLDEST_ATTEMPT, derive_oldest_attempt
 from socialrec_pipeline.stream.inbox import RecordInbox
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -68,7 +69,7 @@ def _link(address: str, object_id: ObjectId, *, depth: int = 0, url: str = URL, 
 def _clean_graph(db) -> tuple[ObjectId, str]:
     content = _content("1", URL)
     db.contents.insert_one(content)
-    db.tokens.insert_one(_marker("TokA"))
+    Store(db).tokens.write_marker(Token.from_document(_marker("TokA")))  # with its derived retry queue
     db.token_links.insert_one(_link("TokA", content["_id"]))
     return content["_id"], "TokA"
 
@@ -79,7 +80,9 @@ def _run(db, name: str, **kw) -> integrity.CheckOutcome:
 
 def _time_kw(name: str) -> dict:
     return (
-        {"now": NOW} if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_not_stuck") else {}
+        {"now": NOW}
+        if name in ("links_have_linkable_status", "linked_tokens_have_markers", "inbox_entries_moving")
+        else {}
     )
 
 
@@ -228,7 +231,7 @@ def test_inbox_entry_older_than_the_cap_and_not_surfaced(db):
             {"token_address": "Unknown", "state": "idle", "generation": 1, "received_at": two_days},
         ]
     )
-    outcome = _run(db, "inbox_not_stuck", now=NOW)
+    outcome = _run(db, "inbox_entries_moving", now=NOW)
     assert not outcome.passed and outcome.sample_ids == ["Forgotten"]
     assert outcome.counts["open_entries"] == 3
 
@@ -238,6 +241,45 @@ def test_a_bounded_scan_states_it_did_not_see_everything(db):
     outcome = integrity.check_contents_unique_source_url(db, limit=2)
     assert outcome.counts["scanned"] == 2 and outcome.counts["total"] == 5
     assert "the first 2 by _id" in outcome.coverage
+    # nothing wrong in what it read, but it did not read everything: not "passed"
+    assert outcome.passed and not outcome.complete and outcome.state == "incomplete"
+    assert "passed" not in outcome.summary() and "NOT everything read" in outcome.summary()
+    whole = integrity.check_contents_unique_source_url(db)
+    assert whole.complete and whole.state == "passed"
+
+
+@pytest.mark.parametrize("name", sorted(integrity.ALL_CHECKS))
+def test_every_check_says_when_its_limit_kept_it_from_reading_everything(db, name):
+    """Two documents in every collection a check reads; a limit of 1 cannot be the whole of it."""
+    now = datetime.now(UTC)
+    old = now - timedelta(days=1)
+    account = ObjectId()
+    db.contents.insert_many([_content(str(i), f"{URL}{i}") for i in range(2)])
+    db.accounts.insert_many(
+        [{"_id": account, "platform": "x", "platform_key": "a"}, {"platform": "x", "platform_key": "b"}]
+    )
+    db.venues.insert_many([{"platform": "x", "platform_key": "v1"}, {"platform": "x", "platform_key": "v2"}])
+    queue = {OLDEST_ATTEMPT: derive_oldest_attempt([("ok", None)])}  # exact, as every marker write keeps it
+    db.tokens.insert_many(
+        [{**_marker(f"Tok{i}"), "social_urls": [{"url": URL, "status": "ok"}], **queue} for i in range(2)]
+    )
+    db.token_links.insert_many(
+        [
+            {"token_address": f"Tok{i}", "object": "accounts", "object_id": account, "source_url": URL,
+             "link_depth": 0, "linked_at": old}
+            for i in range(2)
+        ]
+    )  # fmt: skip
+    db.metric_series.insert_many(
+        [{"object": "accounts", "object_id": ObjectId(), "platform": "x", "points": [{"at": old}]} for _ in range(2)]
+    )
+    db.record_inbox.insert_many(
+        [{"token_address": f"Wait{i}", "state": "pending", "received_at": now} for i in range(2)]
+    )
+    _, check = integrity.ALL_CHECKS[name]
+    assert check(db).state == "passed"
+    partial = check(db, limit=1)
+    assert partial.state == "incomplete" and not partial.complete
 
 
 def test_at_most_twenty_ids_are_reported(db):
@@ -292,3 +334,27 @@ def test_every_integrity_and_health_query_uses_an_index(mongo_uri, db, monkeypat
         if "COLLSCAN" in set(_stages(plan)) or not set(_index_names(plan)):
             scans.append((collection, query, plan))
     assert scans == []
+
+
+def test_health_figures_mongo_could_not_read_are_unknown_not_zero():
+    from pymongo import MongoClient
+
+    from socialrec_pipeline.store.health import UNKNOWN, URL_FIGURES, read_recording_health
+
+    client = MongoClient("mongodb://127.0.0.1:1/", serverSelectionTimeoutMS=200)  # nothing listens there
+    try:
+        reading = read_recording_health(client["nowhere"], NOW, ["tt"])
+    finally:
+        client.close()
+    assert reading.figures["tokens_recorded_last_hour"] == UNKNOWN
+    assert reading.figures["inbox_open"] == UNKNOWN and reading.figures["urls_ok"] == UNKNOWN
+    assert {"tokens_recorded_last_hour", "last_recorded_age_min", URL_FIGURES, "inbox_open"} <= set(reading.unknown)
+
+
+def test_health_url_figures_from_a_partial_scan_are_named_unknown(db):
+    from socialrec_pipeline.store.health import URL_FIGURES, read_recording_health
+
+    db.tokens.insert_many([_marker(f"Tok{i}") for i in range(3)])
+    assert URL_FIGURES not in read_recording_health(db, NOW, ["tt"]).unknown
+    partial = read_recording_health(db, NOW, ["tt"], scan_limit=2)
+    assert partial.figures["tokens_scanned"] == 2 and "partial" in partial.unknown[URL_FIGURES]

@@ -153,6 +153,9 @@ def _exercise(store: Store) -> None:
     store.accounts.find_by_ids([account.id])
     store.accounts.find_by_platform_key(Platform.X, account.platform_key)
     store.accounts.find_by_handle("kol")
+    store.db.accounts.insert_one({"platform": "x", "platform_key": unique(), "observed_at": T0,
+                                  "handles": [{"value": "Legacy", "first_seen": T0, "last_seen": T0}]})
+    store.accounts.backfill_handle_keys()
     store.accounts.find_by_wallet("So1wallet")
     store.venues.find_by_id(venue.id)
     store.venues.find_by_ids([venue.id])
@@ -193,7 +196,6 @@ def _exercise(store: Store) -> None:
     store.tokens.find_by_address(address)
     store.tokens.find_existing_addresses([address, "missing"])
     store.tokens.lower_first_transfer_at({address: T0, "missing": T0})
-    store.tokens.url_statuses_filter(RETRYABLE)  # the query find_by_url_statuses sends
     store.tokens.find_by_url_statuses(RETRYABLE, h(1), limit=10)
     store.tokens.oldest_attempt_filter(FetchStatus.ERROR, h(1))  # the query find_due_urls sends per status
     store.tokens.find_due_urls(RETRYABLE, h(1), limit=10)
@@ -203,6 +205,8 @@ def _exercise(store: Store) -> None:
     store.tokens.record_social_url_result(address, url, record.model_copy(update={"attempts": 2}))
     moved = record.model_copy(update={"url": url + "?moved", "attempts": 3})
     store.tokens.record_social_url_result(address, url, moved)  # the element takes a new url
+    store.tokens.write_marker(Token.of(address=address, discovered_at=T0, social_urls=[record, moved]))
+    store.tokens.merge_social_url(address, moved.url, into=url)  # two spellings of one target
     store.tokens.find_recently_discovered(limit=5)
 
 
@@ -247,23 +251,36 @@ def test_every_repository_query_uses_an_index(traced):
     assert scans == [], "\n".join(f"{c} {q} {s} {p}" for c, q, s, p in scans)
 
 
-@pytest.mark.parametrize("status", [FetchStatus.ERROR, FetchStatus.UNSUPPORTED, FetchStatus.EXHAUSTED])
-def test_retry_queue_is_an_oldest_first_range_scan_on_its_status_index(store, status):
+def test_retry_selection_is_one_oldest_first_range_scan_per_status_index(traced):
+    """The commands `find_due_urls` (the retry job's selection) really sends: one find per status,
+    a range on `oldest_attempt.<status>` sorted by it and hinted to its index, whose plan is an
+    index scan that needs no sort stage."""
+    store, recorder = traced
+    url = f"https://x.com/kol/status/{unique()}"
+    records = [
+        SocialUrlRecord(url=url + str(i), raw_url=url, status=status, attempted_at=h(-1 - i), attempts=1)
+        for i, status in enumerate(RETRYABLE)
+    ]
+    store.tokens.write_marker(Token.of(address=unique("So"), discovered_at=T0, social_urls=records))
+    recorder.commands.clear()
+    picked = store.tokens.find_due_urls(RETRYABLE, h(1), limit=10)
+    assert sum(len(urls) for _, urls in picked) >= len(RETRYABLE)  # it selected the due URLs
+    finds = [c for c in recorder.commands if c.get("find") == "tokens"]
+    assert len(finds) == len(RETRYABLE)
     from socialrec_pipeline.store.tokens import oldest_attempt_index
 
-    query = store.tokens.oldest_attempt_filter(status, h(1))
-    field = f"oldest_attempt.{status.value}"
-    plan = winning_plan(store.db, "tokens", query, {field: 1}, oldest_attempt_index(status))
-    assert "COLLSCAN" not in set(_stages(plan)) and "SORT" not in set(_stages(plan))  # the index gives the order
-    assert set(_index_names(plan)) == {f"idx_tokens_oldest_{status.value}"}
-
-
-def test_retry_selection_is_an_index_scan_on_the_status_index(store):
-    query = store.tokens.url_statuses_filter(RETRYABLE)
-    assert set(query) == {"social_urls.status"} and set(query["social_urls.status"]) == {"$in"}
-    plan = winning_plan(store.db, "tokens", query, None)
-    assert "COLLSCAN" not in set(_stages(plan))
-    assert set(_index_names(plan)) == {"idx_tokens_social_url_status"}
+    seen = set()
+    for command in finds:
+        (field,) = command["filter"]
+        assert field.startswith("oldest_attempt.") and set(command["filter"][field]) == {"$lt"}
+        status = FetchStatus(field.removeprefix("oldest_attempt."))
+        seen.add(status)
+        assert dict(command["sort"]) == {field: 1}
+        assert command["hint"] == oldest_attempt_index(status)
+        plan = winning_plan(store.db, "tokens", command["filter"], command["sort"], command["hint"])
+        assert "COLLSCAN" not in set(_stages(plan)) and "SORT" not in set(_stages(plan))  # the index gives the order
+        assert set(_index_names(plan)) == {f"idx_tokens_oldest_{status.value}"}
+    assert seen == set(RETRYABLE)
 
 
 def test_existing_addresses_is_one_in_query_on_the_unique_index(traced):

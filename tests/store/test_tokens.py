@@ -5,8 +5,9 @@ from __future__ import annotations
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
-from socialrec_pipeline.domain.enums import RETRYABLE, ContentSubtype, FetchStatus, Platform
+from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, ContentSubtype, FetchStatus, Platform
 from socialrec_pipeline.domain.models import SocialUrlRecord, Token
+from socialrec_pipeline.store.tokens import NO_ATTEMPT
 from tests.store.conftest import T0, h, unique
 
 
@@ -146,8 +147,10 @@ def test_the_retry_queue_field_follows_every_write_of_the_urls(store):
                             record(c, FetchStatus.UNSUPPORTED, h(-2))])
     store.tokens.write_marker(marker)
 
-    def stored():
-        return store.db.tokens.find_one({"address": marker.address})["oldest_attempt"]
+    def stored():  # the partitions that hold a URL (the others hold NO_ATTEMPT)
+        queue = store.db.tokens.find_one({"address": marker.address})["oldest_attempt"]
+        assert set(queue) == {s.value for s in RETRY_PARTITIONS}
+        return {status: at for status, at in queue.items() if at != NO_ATTEMPT}
 
     assert stored() == {"error": h(-3), "unsupported": h(-2)}
     store.tokens.record_social_url_result(marker.address, a, record(a, FetchStatus.OK, h(1)))

@@ -139,3 +139,98 @@ def test_idle_entries_from_before_check_at_are_swept_too(fresh_db):
     inbox.ensure_indexes()  # on start-up
     p = plan(inbox, NOW)
     assert p.expired == 1 and inbox.find(A) is None
+
+
+def test_each_relaunch_follows_the_end_of_the_run_before_by_its_backoff_step_alone(inbox):
+    """The grace covers a request that has not become a run; it is not added to every step."""
+    run_s = timedelta(seconds=20)  # each run fails 20 s after its launch; the next tick sees it
+    inbox.accept([event()], NOW)
+    at = NOW
+    launches = [plan(inbox, at).launches[0]]
+    launched_at = [at]
+    for step in range(1, len(LIMITS.backoff) + 1):
+        at = at + run_s
+        p = plan(inbox, at, failed(f"run-{step}"))
+        assert p.backed_off == 1 and p.rerequested == 0, f"step {step}: the ended run was not seen within the grace"
+        at = inbox.find(A).check_at
+        p = plan(inbox, at)
+        assert p.relaunched == 1
+        launches.append(p.launches[0])
+        launched_at.append(at)
+    gaps = [b - a for a, b in zip(launched_at, launched_at[1:], strict=False)]
+    assert gaps == [run_s + step for step in LIMITS.backoff]
+    assert launched_at[-1] - NOW == sum(LIMITS.backoff, timedelta()) + run_s * len(LIMITS.backoff)
+    p = plan(inbox, at + run_s, failed("run-last"))
+    assert p.gave_up == 1 and inbox.find(A).state == STUCK
+
+
+def test_a_request_that_never_became_a_run_is_given_the_grace_then_backs_off(inbox):
+    inbox.accept([event()], NOW)
+    [launch] = plan(inbox, NOW).launches
+    nothing = lambda keys: {}  # noqa: E731 - no run for the key yet
+    p = plan(inbox, NOW + timedelta(minutes=1), nothing)
+    assert [x.run_key for x in p.launches] == [launch.run_key] and p.rerequested == 1  # same key again
+    p = plan(inbox, NOW + LIMITS.relaunch_grace, nothing)
+    entry = inbox.find(A)
+    assert p.backed_off == 1 and entry.state == RETRYING and entry.last_failed_run_id is None
+
+
+def test_a_new_event_starts_the_backoff_over(inbox):
+    inbox.accept([event()], NOW)
+    at = NOW
+    plan(inbox, at)
+    for step in range(3):  # three failed runs: the next step would be the fourth
+        at += timedelta(seconds=30)
+        plan(inbox, at)
+        if step < 2:
+            at = inbox.find(A).check_at
+            plan(inbox, at)
+    assert inbox.find(A).failures == 3 and inbox.find(A).state == RETRYING
+    inbox.accept([event()], at)  # an event while it waits for its fourth step: launched at once
+    assert len(plan(inbox, at).launches) == 1
+    at += timedelta(seconds=30)
+    plan(inbox, at)  # that run failed: with the count reset, the first step again
+    entry = inbox.find(A)
+    assert entry.failures == 1 and entry.check_at == at + LIMITS.backoff[0]
+    # A stuck token that receives an event gets the whole schedule again, not one try.
+    for _ in range(len(LIMITS.backoff)):
+        at = inbox.find(A).check_at
+        plan(inbox, at)
+        at += timedelta(seconds=30)
+        plan(inbox, at)
+    assert inbox.find(A).state == STUCK
+    inbox.accept([event()], at + timedelta(hours=1))
+    at += timedelta(hours=1)
+    assert len(plan(inbox, at).launches) == 1
+    at += timedelta(seconds=30)
+    plan(inbox, at)
+    entry = inbox.find(A)
+    assert entry.state == RETRYING and entry.failures == 1
+
+
+def test_a_green_recorded_run_without_a_marker_read_back_is_relaunched_not_left_idle(inbox):
+    """The run said "recorded", but the marker is not there (the database lost it)."""
+    assert wants_retry(EndedRun("r", "SUCCESS", "recorded"))
+    assert wants_retry(EndedRun("r", "SUCCESS", "already_recorded"))
+    inbox.accept([event()], NOW)
+    plan(inbox, NOW)
+    green = lambda keys: {k: EndedRun("r", "SUCCESS", "recorded") for k in keys}  # noqa: E731
+    p = plan(inbox, NOW + timedelta(seconds=30), green)
+    assert p.idled == 0 and p.backed_off == 1 and inbox.find(A).state == RETRYING
+    assert len(plan(inbox, inbox.find(A).check_at).launches) == 1
+
+
+def test_a_marker_written_between_the_tick_s_reads_ends_the_entry_instead_of_a_backoff(inbox):
+    """The run wrote its marker and ended after the tick read the markers: read once more."""
+    inbox.accept([event()], NOW)
+    plan(inbox, NOW)
+    reads = []
+
+    def marker_appears(addresses):
+        reads.append(list(addresses))
+        return {A} & set(addresses) if len(reads) > 1 else set()
+
+    green = lambda keys: {k: EndedRun("r", "SUCCESS", "recorded") for k in keys}  # noqa: E731
+    p = plan(inbox, NOW + timedelta(seconds=30), green, markers=marker_appears)
+    assert p.done == 1 and p.backed_off == 0 and inbox.find(A) is None
+    assert reads == [[A], [A]]

@@ -47,7 +47,9 @@ def chart_instance(v: dict) -> dict:
     assert launcher["type"] == "K8sRunLauncher"
     k8s = launcher["config"]["k8sRunLauncher"]
     daemon = v["dagsterDaemon"]
-    queued = daemon["runCoordinator"]["config"]["queuedRunCoordinator"]
+    coordinator = daemon["runCoordinator"]
+    assert coordinator["type"] == "CustomRunCoordinator"
+    custom = coordinator["config"]["customRunCoordinator"]
     runs, pools = v["concurrency"]["runs"], v["concurrency"]["pools"]
     monitoring, retries = daemon["runMonitoring"], daemon["runRetries"]
     return {
@@ -66,14 +68,7 @@ def chart_instance(v: dict) -> dict:
                 "run_k8s_config": {"container_config": k8s["runK8sConfig"]["containerConfig"]},
             },
         },
-        "run_coordinator": {
-            "module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator",
-            "config": {
-                "dequeue_interval_seconds": queued["dequeueIntervalSeconds"],
-                "dequeue_use_threads": queued["dequeueUseThreads"],
-                "dequeue_num_workers": queued["dequeueNumWorkers"],
-            },
-        },
+        "run_coordinator": {"module": custom["module"], "class": custom["class"], "config": custom["config"]},
         "concurrency": {
             "pools": {"default_limit": pools["defaultLimit"]},
             "runs": {

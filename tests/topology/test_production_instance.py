@@ -184,7 +184,9 @@ def test_compose_topology_runs_natively_on_postgres(
         "APIFY_BASE_URL": server.url, "APIFY_TOKEN": "",
         "REDDIT_BASE_URL": server.url, "REDDIT_CLIENT_ID": "", "REDDIT_CLIENT_SECRET": "",
         "TELEGRAM_BASE_URL": server.url, "URLSCAN_BASE_URL": server.url, "URLSCAN_API_KEY": "",
+        "TELEGRAM_BOT_API_BASE_URL": server.url, "TELEGRAM_BOT_TOKEN": "",
         "SOCIALREC_ENABLE_PAID": "false", "SOCIALREC_ENABLE_COMMUNITY": "false",
+        "SOCIALREC_ALERT_WEBHOOK_URL": "", "SOCIALREC_UI_BASE_URL": "http://127.0.0.1:3000",
         "SOCIALREC_RECONCILE_START": "2026-11-01-00:00",  # the first partition: WINDOW is after it
         "DAGSTER_POSTGRES_HOST": postgres_db["host"], "DAGSTER_POSTGRES_PORT": str(postgres_db["port"]),
         "DAGSTER_POSTGRES_USER": postgres_db["user"], "DAGSTER_POSTGRES_PASSWORD": postgres_db["password"],

@@ -7,14 +7,15 @@ generator that cannot produce a key for an account or venue does not return that
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Self
 
 from bson import ObjectId
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from socialrec_pipeline.domain.enums import Platform, VenueSubtype
 from socialrec_pipeline.domain.graph import DeclaredHandle
+from socialrec_pipeline.domain.handles import handle_key
 from socialrec_pipeline.domain.models.base import (
     Mixed,
     NonEmptyStr,
@@ -27,7 +28,10 @@ from socialrec_pipeline.domain.models.base import (
 
 
 class HandleInterval(_Value):
+    #: The handle as the platform spells it.
     value: NonEmptyStr
+    #: What the platform matches it by (`domain/handles.py`); filled by `Account` from its platform.
+    key: NonEmptyStr | None = None
     first_seen: UtcDatetime
     last_seen: UtcDatetime
 
@@ -65,6 +69,17 @@ class Account(_Row):
     moderation: Moderation = Field(default_factory=Moderation)
     observed_at: UtcDatetime
     data: Mixed = Field(default_factory=dict)
+
+    @field_validator("handles")
+    @classmethod
+    def _keyed(cls, handles: list[HandleInterval], info: ValidationInfo) -> list[HandleInterval]:
+        """Every interval carries its platform's key (rows stored before keys existed included)."""
+        platform = info.data.get("platform")
+        if platform is None:
+            return handles
+        return [
+            h if h.key is not None else h.model_copy(update={"key": handle_key(platform, h.value)}) for h in handles
+        ]
 
     @classmethod
     def of(
@@ -105,14 +120,19 @@ class Account(_Row):
     def add_handle_observation(self, value: str, observed_at: datetime) -> None:
         """Record that the account used `value` at `observed_at`.
 
-        Only the last interval is compared. Same handle: its last_seen extends. A different handle
-        opens a new interval and the previous one keeps its last_seen, so the time between the last
-        sighting of A and the first of B belongs to nobody (we never saw who held it). A→B→A makes
-        three intervals: two separate periods of owning A must not merge across B.
+        Only the last interval is compared, by key (`domain/handles.py`): a case-only change is the
+        same handle. Same handle: its last_seen extends, and a sighting at least as new as it
+        brings the platform's current spelling. A different handle opens a new interval and the
+        previous one keeps its last_seen, so the time between the last sighting of A and the first
+        of B belongs to nobody (we never saw who held it). A→B→A makes three intervals: two
+        separate periods of owning A must not merge across B.
         """
         at = _require_utc(observed_at)
-        if self.handles and self.handles[-1].value == value:
+        key = handle_key(self.platform, value)
+        if self.handles and self.handles[-1].key == key:
             last = self.handles[-1]
+            if at >= last.last_seen:
+                last.value = value
             if at > last.last_seen:
                 last.last_seen = at
             return
@@ -120,16 +140,19 @@ class Account(_Row):
             # Out-of-order arrival: cut the previous interval back so the two cannot overlap.
             previous = self.handles[-1]
             previous.last_seen = max(at, previous.first_seen)
-        self.handles = [*self.handles, HandleInterval(value=value, first_seen=at, last_seen=at)]
+        self.handles = [*self.handles, HandleInterval(value=value, key=key, first_seen=at, last_seen=at)]
 
     def had_handle_at(self, handle: str, at: datetime) -> bool:
         moment = _require_utc(at)
-        return any(
-            h.value == handle and h.first_seen <= moment <= h.last_seen for h in self.handles
-        )
+        key = handle_key(self.platform, handle)
+        return any(h.key == key and h.first_seen <= moment <= h.last_seen for h in self.handles)
 
     def current_handle(self) -> str | None:
         return self.handles[-1].value if self.handles else None
+
+    def currently_holds(self, handle: str) -> bool:
+        """The latest handle is `handle`, compared the way the platform compares handles."""
+        return bool(self.handles) and self.handles[-1].key == handle_key(self.platform, handle)
 
     def is_observed_later_than(self, other: Account) -> bool:
         return self.observed_at > other.observed_at
@@ -142,6 +165,18 @@ def is_full_profile(data: Mapping[str, Any]) -> bool:
     """An observation is a full profile unless it arrived embedded in another answer
     (`data.source_ref` names that answer: `tweet`, `repo`, `post`, ...)."""
     return SOURCE_REF not in data
+
+
+def has_fresh_profile(row: Account | Venue, at: datetime, max_age: timedelta) -> bool:
+    """The row holds a full profile observed less than `max_age` before `at` (the rule behind
+    `SOCIALREC_PROFILE_MAX_AGE_HOURS`: such a profile is not fetched again, and the thin copies
+    met meanwhile borrow from it). An account flagged unavailable is never fresh."""
+    if not max_age:
+        return False
+    if isinstance(row, Account) and row.moderation.unavailable is True:
+        return False
+    stamp = row.data.get(PROFILE_OBSERVED_AT)
+    return isinstance(stamp, datetime) and stamp > _require_utc(at) - max_age
 
 
 #: `data` key (ours) marking an account or venue observed only as a thin copy inside another answer.

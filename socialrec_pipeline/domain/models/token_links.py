@@ -32,6 +32,8 @@ class TokenLink(_Row):
     source_url: NonEmptyStr
     platform: Platform
     subtype: Subtype | None = None
+    #: Written by links recorded before the marker became the only holder of the token's first
+    #: transfer time; read-only (new links never carry it: read `tokens.first_transfer_at`).
     first_transfer_at: UtcDatetime | None = None
     link_depth: int = Field(ge=0, le=LINK_MAX_DEPTH)
     linked_at: UtcDatetime

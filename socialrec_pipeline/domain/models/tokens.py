@@ -9,6 +9,7 @@ from typing import Any, Self
 from pydantic import Field, field_validator
 
 from socialrec_pipeline.domain.enums import FetchStatus, Platform
+from socialrec_pipeline.domain.events import clean_symbol
 from socialrec_pipeline.domain.models.base import (
     Mixed,
     NonEmptyStr,
@@ -46,6 +47,12 @@ class Token(_Row):
     fingerprints: list[str] = Field(default_factory=list)
     web: Mixed | None = None
     social_urls: list[SocialUrlRecord] = Field(default_factory=list)
+
+    @field_validator("symbol", mode="before")
+    @classmethod
+    def _clean_symbol(cls, value: Any) -> Any:
+        # Whatever path built the marker, its symbol obeys the one rule (domain/events.py).
+        return clean_symbol(value) if isinstance(value, str) else value
 
     @field_validator("social_urls")
     @classmethod

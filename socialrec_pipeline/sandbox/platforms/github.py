@@ -4,9 +4,10 @@ documented shapes."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
 
 
 def owner(login: str = "pumpdev", owner_id: int = 583231, kind: str = "User") -> dict[str, Any]:
@@ -88,18 +89,31 @@ def gist(gist_id: str = "aa5a315d61ae9438b18d", *, with_owner: bool = True) -> d
 
 
 class GitHubFixtures:
-    def __init__(self) -> None:
+    """With `token`, a request carrying another bearer token gets GitHub's 401 "Bad credentials"
+    (a request without one is served, as GitHub serves unauthenticated calls)."""
+
+    def __init__(self, token: str | None = None) -> None:
+        self.token = token
         self.repos: dict[str, dict[str, Any]] = {}
         self.users: dict[str, dict[str, Any]] = {}
         self.gists: dict[str, dict[str, Any]] = {}
         self.orgs: dict[str, dict[str, Any]] = {}
 
     def register(self, server: FixtureServer, prefix: str = "") -> GitHubFixtures:
-        server.route_prefix("GET", f"{prefix}/repos/", lambda r: self._answer(self.repos, r.path[len(prefix) + 7:]))
-        server.route_prefix("GET", f"{prefix}/users/", lambda r: self._answer(self.users, r.path[len(prefix) + 7:]))
-        server.route_prefix("GET", f"{prefix}/gists/", lambda r: self._answer(self.gists, r.path[len(prefix) + 7:]))
-        server.route_prefix("GET", f"{prefix}/orgs/", lambda r: self._answer(self.orgs, r.path[len(prefix) + 6:]))
+        for kind, table in (("repos", self.repos), ("users", self.users), ("gists", self.gists), ("orgs", self.orgs)):
+            start = len(prefix) + len(kind) + 2
+            server.route_prefix("GET", f"{prefix}/{kind}/", self._guarded(table, start))
         return self
+
+    def _guarded(self, table: dict[str, dict[str, Any]], start: int) -> Callable[[Request], Reply]:
+        def handler(request: Request) -> Reply:
+            auth = request.headers.get("authorization")
+            if self.token is not None and auth is not None and auth != f"Bearer {self.token}":
+                return Reply.json({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest",
+                                   "status": "401"}, status=401)
+            return self._answer(table, request.path[start:])
+
+        return handler
 
     @staticmethod
     def _answer(table: dict[str, dict[str, Any]], key: str) -> Reply:

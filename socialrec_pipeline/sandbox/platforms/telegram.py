@@ -8,15 +8,19 @@ Telegram", and the "Preview channel" context link to `/s/{name}`), a public grou
 online", "View in Telegram" too), a restricted channel (title and "View in Telegram" only), a user
 ("Send Message", extra line `@handle`), a bot ("Start Bot", "N monthly users"), a name that does not
 exist (og:title "Telegram: Contact @name", no visible title, no photo), an empty shell (title, no
-line, no button) and a private invite (generic og:title / og:description, the chat's visible title,
-its member count, "Join Group").
+line, no button), a private invite (generic og:title / og:description, the chat's visible title,
+its member count, "Join Group") and a private invite's generic page (the generic text and the
+button only). `BotApiFixtures` stands in for the Bot API's `getChat` (answers and errors in the
+documented `{ok, result | error_code, description, parameters}` shape).
 """
 
 from __future__ import annotations
 
+import copy
 from html import escape
+from typing import Any
 
-from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
 
 
 def page(
@@ -136,6 +140,21 @@ def private_invite_page(code: str = "AbCdEf123") -> str:
     )
 
 
+def generic_invite_page(code: str = "GeNeRiC42", button: str = "Join Group") -> str:
+    """A private invite's generic page (contracts § Telegram, issue 22): Telegram's invitation
+    text as og:title / og:description, the "Join Group" / "Join Channel" button, and no visible
+    title, no photo, no count line. Nothing on it names the chat. (`<title>` and og:image are the
+    template's placeholders: the parser reads neither.)"""
+    return page(
+        "Join group chat on Telegram",
+        "You are invited to a group chat on Telegram. Click to join.",
+        buttons=(button,),
+        name=code,
+        page_title="",
+        photo=False,
+    )
+
+
 def channel_feed_page(name: str = "pumpchannel", posts: tuple[tuple[int, str, str], ...] = ()) -> str:
     """`t.me/s/{name}/{id}`: the channel's web preview, one widget block per `(id, html text, ISO time)`."""
     blocks = "".join(
@@ -192,3 +211,61 @@ def register(server: FixtureServer, pages: dict[str, str] | None = None) -> None
         server.route("GET", path, Reply.html(html))
     # t.me answers unknown names with the "Contact @name" page, never a 404.
     server.route_prefix("GET", "/", lambda r: Reply.html(not_found_page(r.path.strip("/") or "x")))
+
+
+# --------------------------------------------------------------------------- Bot API stand-in
+
+#: The stand-in's bot token (the Bot API's `{bot id}:{secret}` shape).
+DEMO_BOT_TOKEN = "123456789:AAH-demo_bot_token_for_the_stand_in"
+
+
+def bot_chat(chat_id: int, chat_type: str, username: str, title: str = "PUMP Official") -> dict[str, Any]:
+    """A `ChatFullInfo` as `getChat` returns it for a public channel or supergroup."""
+    return {
+        "id": chat_id,
+        "type": chat_type,
+        "title": title,
+        "username": username,
+        "accent_color_id": 3,
+        "max_reaction_count": 11,
+        "description": "CA: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+        "accepted_gift_types": {"unlimited_gifts": False, "limited_gifts": False, "unique_gifts": False,
+                                "premium_subscription": False},
+    }
+
+
+def bot_error(code: int, description: str, *, retry_after: int | None = None) -> Reply:
+    """An error answer: HTTP status = `error_code`, body `{ok: false, error_code, description,
+    parameters?}` (429 carries `parameters.retry_after` in seconds)."""
+    body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+    if retry_after is not None:
+        body["parameters"] = {"retry_after": retry_after}
+    return Reply.json(body, status=code)
+
+
+class BotApiFixtures:
+    """`GET /bot{token}/getChat?chat_id=@name` → `{ok: true, result: chats[name]}`; an unknown name
+    → 400 "Bad Request: chat not found"; another token → 401 "Unauthorized"; another method → 404."""
+
+    def __init__(self, token: str = DEMO_BOT_TOKEN) -> None:
+        self.token = token
+        self.chats: dict[str, dict[str, Any]] = {
+            "pumpchannel": bot_chat(-1001234567890, "channel", "pumpchannel"),
+            "pumpchat": bot_chat(-1009876543210, "supergroup", "PumpChat", title="PUMP Chat"),
+        }
+
+    def register(self, server: FixtureServer) -> BotApiFixtures:
+        server.route_prefix("GET", "/bot", self._answer)
+        return self
+
+    def _answer(self, request: Request) -> Reply:
+        token, _, method = request.path[len("/bot"):].partition("/")
+        if token != self.token:
+            return bot_error(401, "Unauthorized")
+        if method != "getChat":
+            return bot_error(404, "Not Found")
+        chat_id = request.param("chat_id") or ""
+        found = self.chats.get(chat_id.removeprefix("@").lower()) if chat_id.startswith("@") else None
+        if found is None:
+            return bot_error(400, "Bad Request: chat not found")
+        return Reply.json({"ok": True, "result": copy.deepcopy(found)})

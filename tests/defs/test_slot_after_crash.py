@@ -1,0 +1,66 @@
+"""A run worker killed mid-step leaves no pool slot behind (SPEC §10, issue 18).
+
+A worker process is killed (SIGKILL) while it holds a slot of the `paid_social_api` pool — as a
+pooled step, and as a paid call of a step outside the pool. The run is then marked failed, as run
+monitoring does for a dead worker, and the daemon's slot-freeing pass runs. With the setting of
+our instance files (`free_slots_after_run_end_seconds`) the slot is freed; without it (the breach
+the setting exists for) it is held forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import dagster as dg
+import pytest
+import yaml
+
+# The daemon's own pass (what `dagster-daemon run` executes); not public, used only to drive it here.
+from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
+
+from socialrec_pipeline.defs.paid_pool import PAID_POOL
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).with_name("crash_worker.py")
+
+
+def claimed(instance: dg.DagsterInstance) -> int:
+    return len(instance.event_log_storage.get_concurrency_info(PAID_POOL).claimed_slots)
+
+
+@pytest.mark.parametrize("kind", ["pooled", "paid_call"])
+@pytest.mark.parametrize("free_after", [1, None])
+def test_a_killed_worker_leaves_no_slot_behind(tmp_path, kind, free_after):
+    monitoring: dict = {"enabled": True}
+    if free_after is not None:
+        monitoring["free_slots_after_run_end_seconds"] = free_after
+    config = {"concurrency": {"pools": {"default_limit": 1}}, "run_monitoring": monitoring}
+    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    worker = subprocess.Popen(
+        [sys.executable, str(WORKER), kind], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "CLAIMED"
+        with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+            assert claimed(instance) == 1
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=30)
+            (run,) = instance.get_runs()
+            assert run.status == dg.DagsterRunStatus.STARTED and claimed(instance) == 1  # the slot outlives it
+            instance.report_run_failed(run)  # what run monitoring does when it finds the worker dead
+            time.sleep(1.5)
+            list(execute_concurrency_slots_iteration(SimpleNamespace(instance=instance), logging.getLogger()))
+            assert claimed(instance) == (0 if free_after else 1)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(timeout=30)
