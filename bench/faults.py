@@ -1111,7 +1111,9 @@ def relaunch_real_schedule(w: World, row: Row) -> None:
         ) or {}
         gaps = [round((b - a).total_seconds() / 60) for a, b in zip(launches, launches[1:], strict=False)]
         wanted = [round(step.total_seconds() / 60) for step in limits.backoff]
-        schedule_wrong = int(gaps != wanted)
+        # A run's end is seen at the next tick, a minute of this clock later: one step of slack.
+        late = [g for g, w in zip(gaps, wanted, strict=False) if not w <= g <= w + 1]
+        schedule_wrong = int(len(gaps) != len(wanted) or bool(late))
         stuck_wrong = int(state != "stuck" or not entry.get("last_failed_run_id"))
         # A new event for the stuck token: a fresh schedule, not one try and stuck again.
         runs_before = len(launches)
