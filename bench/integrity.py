@@ -48,14 +48,16 @@ class Seeded:
     graphs: list[tuple[str, str, ObjectId, ObjectId]]
 
 
-def seed(db, tokens: int, links_per_token: int) -> Seeded:
-    at = datetime.now(UTC) - timedelta(days=1)
+def seed(db, tokens: int, links_per_token: int, days: int = 1) -> Seeded:
+    """`days` > 1 spreads token i (its rows and links) over that many days back (bench/signals.py)."""
+    start = datetime.now(UTC) - timedelta(days=1)
     run = uuid.uuid4().hex[:6]
     contents, accounts, markers, links = [], [], [], []
     graphs: list[tuple[str, str, ObjectId, ObjectId]] = []
     venues, series, inbox = [], [], []
     statuses = [str(s) for s in FetchStatus]
     for i in range(tokens):
+        at = start - timedelta(days=i % days)
         address = f"{run}Tok{i:07d}"
         url = f"https://x.com/kol{run}{i}/status/{i}"
         content_id, account_id = ObjectId(), ObjectId()

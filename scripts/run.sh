@@ -2,7 +2,7 @@
 # Installs the project into .venv (first run) and starts the Dagster UI (webserver + daemon) with
 # the socialrec_pipeline code location loaded, bound to 127.0.0.1 only.
 #
-#   scripts/run.sh             # real providers, configured through the environment (README table)
+#   scripts/run.sh             # real providers, configured through the environment (docs/configuration.md)
 #   scripts/run.sh --sandbox   # offline demo: local stand-ins for SolTracker and every platform API
 #                              # and a queue of its own (SOCIALREC_ENV=sandbox-<name>)
 #   --sandbox-name NAME        # that queue's name (default: derived from DAGSTER_HOME)

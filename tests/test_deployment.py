@@ -1,7 +1,9 @@
-"""The deployment files agree with the code: every setting documented, compose and instance valid."""
+"""The deployment files agree with the code: every setting documented (docs/configuration.md), compose and
+instance valid."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -24,28 +26,84 @@ CONTRACT_ENV = {
     "URLSCAN_BASE_URL", "URLSCAN_API_KEY", "SOCIALREC_ENABLE_PAID", "SOCIALREC_ENABLE_COMMUNITY",
 }  # fmt: skip
 
-_READS = re.compile(r'(?:env_or|EnvVar|environ\.get)\(\s*"([A-Z][A-Z0-9_]+)"|environ\["([A-Z][A-Z0-9_]+)"\]')
+#: A name that is an environment variable wherever it appears as a whole string literal.
+ENV_NAME = re.compile(
+    r"^(?:SOCIALREC|SOL_TRACKER|MONGODB|REDIS|RABBITMQ|TWITTERAPI|GITHUB|YOUTUBE|APIFY|REDDIT|TELEGRAM|URLSCAN|AF"
+    r"|DAGSTER)_[A-Z0-9_]+$"
+)
+#: Direct reads of any upper-case name, whatever its prefix.
+_DIRECT_READ = re.compile(
+    r'(?:env_or|EnvVar|environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"|environ\["([A-Z][A-Z0-9_]+)"\]'
+)
+#: `${NAME:-default}` / `${NAME-}` in a shell script; `env: NAME` in a Dagster instance file.
+_SHELL_READ = re.compile(r"\$\{((?:SOCIALREC|DAGSTER|MONGODB|REDIS|RABBITMQ)_[A-Z0-9_]+)(?::?-|\})")
+_INSTANCE_READ = re.compile(r"^\s*env:\s*([A-Z][A-Z0-9_]+)\s*$", re.M)
+CONFIGURATION_DOC = ROOT / "docs" / "configuration.md"
+
+
+def names_in_python(source: str) -> set[str]:
+    """Every string literal of `source` that is a whole variable name: read directly
+    (`environ.get("X")`, `EnvVar("X")`) or through a constant or a registry (`WEBHOOK_ENV = "X"`,
+    `Knob("X", ...)`, `ENV_NAMES`, the launch gate's resource settings)."""
+    literals = {
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ENV_NAME.match(node.value)
+    }
+    return literals | {a or b for a, b in _DIRECT_READ.findall(source)}
 
 
 def variables_the_code_reads() -> set[str]:
+    from socialrec_pipeline.defs.launch_gate import KNOBS, RESOURCE_SETTINGS
+
     names: set[str] = set(ENV_NAMES)
+    names |= {name for fields in RESOURCE_SETTINGS.values() for name in fields.values()}
+    names |= {knob.cap_variable for knobs in KNOBS.values() for knob in knobs.values()}
     for path in PACKAGE.rglob("*.py"):
-        for match in _READS.finditer(path.read_text()):
-            names.add(match.group(1) or match.group(2))
+        names |= names_in_python(path.read_text())
+    for path in (ROOT / "scripts").glob("*.sh"):
+        names |= set(_SHELL_READ.findall(path.read_text()))
+    for path in (ROOT / "deploy").glob("*.yaml"):
+        names |= set(_INSTANCE_READ.findall(path.read_text()))
     return names
 
 
-def readme_table_variables() -> set[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Configuration", 1)[1].split("\n## ", 1)[0]
-    first_cells = re.findall(r"^\|([^|]+)\|", section, re.M)
+def documented_variables(text: str) -> set[str]:
+    """The names in the first column of every table row of the configuration page."""
+    first_cells = re.findall(r"^\|([^|]+)\|", text, re.M)
     return {name for cell in first_cells for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)}
 
 
-def test_every_variable_the_code_reads_is_documented_in_the_readme_table():
+def test_the_configuration_table_lists_exactly_the_variables_the_code_reads():
     read = variables_the_code_reads()
     assert read >= CONTRACT_ENV, CONTRACT_ENV - read
-    assert read - readme_table_variables() == set()
+    documented = documented_variables(CONFIGURATION_DOC.read_text())
+    assert read - documented == set(), "read by the code but missing from docs/configuration.md"
+    assert documented - read == set(), "in docs/configuration.md but read nowhere"
+
+
+def test_reads_through_constants_and_registries_are_detected():
+    source = (
+        'WEBHOOK = "SOCIALREC_NEW_HOOK"\n'
+        "def f(env):\n    return env.get(WEBHOOK)\n"
+        'CAP = Knob("SOCIALREC_CAP_NEW", 1)\n'
+        'TABLE = {"field": "NEW_SERVICE_URL", "other": "SOL_TRACKER_NEW"}\n'
+        'MESSAGE = "set SOCIALREC_ENV in the environment"\n'
+        'KEY = dg.EnvVar("DISCORD_BOT_TOKEN")\n'
+    )
+    found = {"SOCIALREC_NEW_HOOK", "SOCIALREC_CAP_NEW", "SOL_TRACKER_NEW", "DISCORD_BOT_TOKEN"}
+    assert names_in_python(source) == found
+    assert _SHELL_READ.findall('P="${SOCIALREC_X:-1}"; Q="${DAGSTER_Y}"; R="$ROOT"') == ["SOCIALREC_X", "DAGSTER_Y"]
+    assert _INSTANCE_READ.findall("hostname:\n  env: DAGSTER_POSTGRES_HOST\n") == ["DAGSTER_POSTGRES_HOST"]
+
+
+def test_a_row_missing_or_a_stale_row_fails_the_comparison():
+    read = variables_the_code_reads()
+    text = CONFIGURATION_DOC.read_text()
+    without_a_row = "\n".join(line for line in text.splitlines() if not line.startswith("| `APIFY_TOKEN`"))
+    assert read - documented_variables(without_a_row) == {"APIFY_TOKEN"}
+    with_a_stale_row = text + "\n| `SOCIALREC_NOT_READ_ANYWHERE` | location | — | nothing |\n"
+    assert documented_variables(with_a_stale_row) - read == {"SOCIALREC_NOT_READ_ANYWHERE"}
 
 
 def compose() -> dict:

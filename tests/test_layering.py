@@ -1,8 +1,11 @@
 """Imports go only downwards: no module of the package imports a higher layer.
 
-The order (ARCHITECTURE, README "Layout"), lowest first:
+The order (ARCHITECTURE, docs/decisions.md "Layers"), lowest first:
 
-    domain → routing → providers → store → recording → stream → defs → sandbox → cli
+    domain → routing → providers → store → signals → recording → stream → defs → sandbox → cli
+
+`signals` (the derived values of SPEC §11) reads only through `store`; the Dagster assets in `defs`
+call it.
 
 `sandbox` (the loopback stand-ins and the offline demo) and `cli` are consumers at the top: the
 sandbox reuses lower layers (event parsing, the stream topology) and may wire the code location;
@@ -26,7 +29,9 @@ import pytest
 PACKAGE = "socialrec_pipeline"
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 
-LAYERS: tuple[str, ...] = ("domain", "routing", "providers", "store", "recording", "stream", "defs", "sandbox", "cli")
+LAYERS: tuple[str, ...] = (
+    "domain", "routing", "providers", "store", "signals", "recording", "stream", "defs", "sandbox", "cli"
+)
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 
 

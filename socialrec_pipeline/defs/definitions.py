@@ -13,11 +13,12 @@ from socialrec_pipeline.defs.reconcile import reconcile_job, reconcile_schedule,
 from socialrec_pipeline.defs.record_token import record_token_job
 from socialrec_pipeline.defs.resources import resources_from_env
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
+from socialrec_pipeline.defs.signals import SIGNAL_ASSETS, signals_job, signals_schedule, signals_settings_from_env
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.defs.wallets import wallets_backfill_job
 
 defs = dg.Definitions(
-    assets=[*COLLECTION_SPECS, reconcile_window, recording_health],
+    assets=[*COLLECTION_SPECS, reconcile_window, recording_health, *SIGNAL_ASSETS],
     asset_checks=[*integrity_checks, *operator_checks],
     jobs=[
         record_token_job,
@@ -28,6 +29,7 @@ defs = dg.Definitions(
         integrity_job,
         recording_health_job,
         operator_checks_job,
+        signals_job,
     ],
     schedules=[
         reconcile_schedule,
@@ -36,9 +38,10 @@ defs = dg.Definitions(
         integrity_schedule,
         recording_health_schedule,
         operator_checks_schedule,
+        signals_schedule,
     ],
     sensors=[token_flow_sensor, *alert_sensors],
-    resources=resources_from_env(),
+    resources={**resources_from_env(), "signals": signals_settings_from_env()},
     # Jobs name their executor; this one is for the asset job Dagster builds for Materialize and a
     # check's Execute button, so integrity checks run in one process however they are launched.
     executor=dg.in_process_executor,

@@ -78,7 +78,9 @@ CHECKS: dict[str, tuple[str, dg.AssetCheckSeverity, str]] = {
 }
 
 
-def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+def check_result(
+    outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverity, check_name: str | None = None
+) -> dg.AssetCheckResult:
     """A check that found nothing in only part of what it covers does not pass: WARN, with its coverage."""
     metadata: dict = {name: dg.MetadataValue.int(value) for name, value in outcome.counts.items()}
     metadata["offending_ids"] = dg.MetadataValue.json(outcome.sample_ids)
@@ -86,12 +88,14 @@ def check_result(outcome: integrity.CheckOutcome, severity: dg.AssetCheckSeverit
     metadata["complete"] = dg.MetadataValue.bool(outcome.complete)
     if outcome.state == "incomplete":
         return dg.AssetCheckResult(
+            check_name=check_name,
             passed=False,
             severity=WARN,
             metadata=metadata,
             description=f"no violation in the part read, but not everything was read: {outcome.coverage}",
         )
     return dg.AssetCheckResult(
+        check_name=check_name,
         passed=outcome.passed,
         severity=severity,
         metadata=metadata,

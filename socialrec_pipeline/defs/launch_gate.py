@@ -49,6 +49,7 @@ RESOURCE_SETTINGS: dict[str, dict[str, str]] = {
         "af_group_ids": "AF_GROUP_IDS",
     },
     "recording": {field: name for name, field in ENV_NAMES.items()},
+    "signals": {"cluster_hub_limit": "SOCIALREC_CLUSTER_HUB_LIMIT"},
     "generators": {
         "x.base_url": "TWITTERAPI_BASE_URL",
         "x.api_key": "TWITTERAPI_API_KEY",
@@ -168,6 +169,7 @@ JOB_FAMILY: dict[str, str] = {
     "recording_health_job": "health",
     "operator_checks_job": "health",
     "deployment_ready_job": "health",
+    "signals_job": "signals",
 }
 
 #: Run tags that configure the launcher (the run's container, environment, image or route): a
@@ -183,7 +185,7 @@ LAUNCHER_TAG_PREFIXES: dict[str, str] = {
     "docker/": "the run launcher's container settings in the deployment's dagster.yaml",
 }
 
-_DEPLOYMENT = "in the deployment's environment (README, Configuration) and restart or reload the code location"
+_DEPLOYMENT = "in the deployment's environment (docs/configuration.md) and restart or reload the code location"
 
 
 class LaunchRefused(Exception):

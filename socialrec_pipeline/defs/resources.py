@@ -367,8 +367,8 @@ class GeneratorsResource(dg.ConfigurableResource):
 DEPLOY_ONLY_SCHEMA = dg.Field(
     dg.Permissive(),
     is_required=False,
-    description="Deploy-time only: every field is an environment variable of the deployment (README, "
-    "Configuration). A launch that sets anything here is refused.",
+    description="Deploy-time only: every field is an environment variable of the deployment "
+    "(docs/configuration.md). A launch that sets anything here is refused.",
 )
 
 
@@ -383,10 +383,11 @@ def resolve_env(resource: dg.ConfigurableResource) -> dg.ConfigurableResource:
     values: dict[str, Any] = {}
     for name in type(resource).model_fields:
         value = getattr(resource, name)
-        if isinstance(value, dg.EnvVar):
+        # `EnvVar` and `EnvVar.int(...)` (an int subclass, not an `EnvVar`) both name their variable.
+        if isinstance(value, dg.EnvVar) or hasattr(value, "env_var_name"):
             if value.env_var_name not in os.environ:
                 raise SettingError(f"{value.env_var_name} is not set in this process's environment; set it in the "
-                                   "deployment (README, Configuration) and restart or reload.")
+                                   "deployment (docs/configuration.md) and restart or reload.")
             value = value.get_value()
         elif isinstance(value, dg.ConfigurableResource):
             value = resolve_env(value)

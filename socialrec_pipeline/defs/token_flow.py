@@ -170,11 +170,8 @@ def stuck_report(inbox: RecordInbox) -> list[dict]:
 
 @dg.sensor(
     job_name=RECORD_TOKEN_JOB,
-    # The daemon's sensor loop wakes every 5 s (fixed in Dagster 1.13) and skips a sensor whose
-    # last tick began less than this long ago. At 5 the tick that began just after the previous
-    # wake-up often lost that comparison, so many ticks came 10 s apart; 2 lets every wake-up tick
-    # (a tick every 5 s) and still bounds ticks if the loop ever gets faster. An empty-queue tick
-    # is ~0.13 s wall, ~20 ms CPU in this function (bench/sensor.py; docs/decisions.md, Dagster).
+    # Below the daemon's 5 s sensor loop, so every wake-up ticks; still a bound if the loop gets
+    # faster (docs/decisions.md, "The sensor ticks on every daemon wake-up").
     minimum_interval_seconds=2,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "

@@ -110,7 +110,7 @@ def clean_symbol(value: str | None) -> str | None:
 
 def _symbol(value: Any) -> Any:
     # Dropped, not rejected: the symbol is display only, the token is still worth recording, and
-    # the recorder falls back to the upstream's symbol (docs/decisions.md, "Stream").
+    # the recorder falls back to the upstream's symbol (docs/decisions.md, "The stream").
     return clean_symbol(value) if isinstance(value, str) else value
 
 

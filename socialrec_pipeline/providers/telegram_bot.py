@@ -6,7 +6,7 @@ chat's numeric `id` (`-100…` for channels and supergroups) and its `type` (`pr
 "parameters"?}` (contracts § Telegram; Bot API "Making requests"). Only configured with
 `TELEGRAM_BOT_TOKEN`; without it nothing is called and nothing changes.
 
-Decisions (docs/decisions.md, "Issue 22"):
+Decisions (docs/decisions.md, "Routing and providers"; docs/telegram.md):
 - The public name stays the key (`platform_key`); the id and the type are recorded in `data`
   (`chat_id`, `chat_type`, and `bot_api_status`: "ok" or why not) for a later migration to key
   on. The preview page stays the authority on existence: the Bot API cannot see every chat

@@ -50,7 +50,7 @@ def _one_paragraph(exc: ValidationError, values: Mapping[str, Any]) -> str:
         name = fields.get(field, field)
         parts.append(f"{name}={values.get(field)!r} is refused: {error['msg']}")
     return "; ".join(parts) + (
-        ". Fix the variable in the deployment's environment (README, Configuration) and restart or reload; "
+        ". Fix the variable in the deployment's environment (docs/configuration.md) and restart or reload; "
         "a malformed setting never falls back to a more permissive value."
     )
 
@@ -121,7 +121,7 @@ class RecordingSettings(BaseModel):
             except ValueError:
                 raise SettingError(
                     f"{name} must be an integer, got {raw.strip()!r}. Fix the variable in the deployment's "
-                    "environment (README, Configuration) and restart or reload."
+                    "environment (docs/configuration.md) and restart or reload."
                 ) from None
         try:
             return cls(**values)

@@ -5,7 +5,7 @@ killed right after the answer still has it when it comes back on the same storag
 by a majority (`w: "majority"`) when the server is a replica set or a sharded cluster: a write
 only the old primary held is rolled back after a failover. The inbox (before a message is
 acknowledged), the links and the marker (before a run reports "recorded") use it; see
-docs/decisions.md, "The marker's durability".
+docs/decisions.md, "Durability".
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ from socialrec_pipeline.store.collections import (
     ACCOUNTS,
     CONTENTS,
     METRIC_SERIES,
+    TOKEN_CLUSTERS,
     TOKEN_LINKS,
+    TOKEN_SIGNALS,
     TOKENS,
     VENUES,
     collection,
@@ -53,6 +55,9 @@ INDEXES: dict[str, list[IndexModel]] = {
             name="idx_contents_creator_published",
             partialFilterExpression=_exists("creator_id"),
         ),
+        # Contents by creator for the signal partitions (SPEC §11): not partial, so every planner
+        # (the embedded one included) serves `{creator_id: {$in: [...]}}` from it without a hint.
+        IndexModel([("creator_id", ASCENDING)], name="idx_contents_creator"),
         IndexModel(
             [("parent_content_id", ASCENDING)],
             name="idx_contents_parent",
@@ -99,6 +104,8 @@ INDEXES: dict[str, list[IndexModel]] = {
             [("platform", ASCENDING), ("subtype", ASCENDING), ("linked_at", ASCENDING)],
             name="idx_links_platform_linked",
         ),
+        # The as-of axis alone: the links of one day (the signal partitions, SPEC §11).
+        IndexModel([("linked_at", ASCENDING)], name="idx_links_linked"),
     ],
     METRIC_SERIES: [
         IndexModel(
@@ -119,6 +126,21 @@ INDEXES: dict[str, list[IndexModel]] = {
             IndexModel([(f"oldest_attempt.{status.value}", ASCENDING)], name=f"idx_tokens_oldest_{status.value}")
             for status in RETRY_PARTITIONS
         ],
+    ],
+    # Derived (SPEC §11): one document per token; the partition's check reads by address, the
+    # analyst by discovery day.
+    TOKEN_SIGNALS: [
+        IndexModel([("token_address", ASCENDING)], name="uniq_token_signals_address", unique=True),
+        IndexModel([("discovered_at", DESCENDING)], name="idx_token_signals_discovered"),
+    ],
+    # One set of clusters per cutoff (a daily partition): replaced as a whole by its partition,
+    # looked up by member ("which cluster was this token in as of day D") or by size.
+    TOKEN_CLUSTERS: [
+        IndexModel(
+            [("input_cutoff", ASCENDING), ("cluster_id", ASCENDING)], name="uniq_clusters_cutoff_id", unique=True
+        ),
+        IndexModel([("members", ASCENDING), ("input_cutoff", DESCENDING)], name="idx_clusters_members"),
+        IndexModel([("input_cutoff", ASCENDING), ("size", DESCENDING)], name="idx_clusters_cutoff_size"),
     ],
 }
 

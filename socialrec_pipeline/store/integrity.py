@@ -9,8 +9,8 @@ How they read (the embedded server is slow on anything but an index, and on page
   projection of the few fields the rule needs, stopped after `limit` documents. Its coverage
   (`scanned` of `total`) is reported; a check that did not see every document says so.
 - **Lookups** are `$in` queries on `_id` or on a unique key for up to `LOOKUP_CHUNK` values; for
-  more, the target collection is read once by a bounded scan instead (measured: a 1,000-value
-  `$in` costs the embedded server seconds, a scan of 20,000 `_id`s about one).
+  more, the target collection is read once by a bounded scan instead (docs/decisions.md,
+  "Integrity reads").
 - The inbox check reads one `$in` on `idx_inbox_state`.
 
 Rules adapted to the stored shape: `token_links` has no `lineage` (SPEC §4), so the depth rule

@@ -49,7 +49,7 @@ class TokenLinkRepository:
         docs = [stamped(link.to_document(), now) for link in links]
         # Journaled (majority on a replica set), like the marker that stands for them: a URL's
         # links are never lost while its marker survives, a failover included (docs/decisions.md,
-        # "The marker's durability").
+        # "Durability").
         return len(self._durable.collection.insert_many(docs, ordered=True).inserted_ids)
 
     def count_by_object_as_of(

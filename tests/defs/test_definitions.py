@@ -22,6 +22,7 @@ NAMES = {
         "recording_health_job",
         "operator_checks_job",
         "deployment_ready_job",
+        "signals_job",
     ],
     "schedules": [
         "reconcile_schedule",
@@ -30,6 +31,7 @@ NAMES = {
         "integrity_schedule",
         "recording_health_schedule",
         "operator_checks_schedule",
+        "signals_schedule",
     ],
     "sensors": [
         "alert_on_check_and_stuck_token",

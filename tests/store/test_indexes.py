@@ -8,7 +8,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 from socialrec_pipeline.domain.enums import ContentSubtype, FetchStatus, Platform, VenueSubtype
 from socialrec_pipeline.domain.models import Account, Content, SourceUrlEntry, Venue
 from socialrec_pipeline.store import ensure_indexes
-from socialrec_pipeline.store.collections import ALL_COLLECTIONS
+from socialrec_pipeline.store.collections import ALL_COLLECTIONS, DERIVED_COLLECTIONS
 from tests.store.conftest import T0
 
 EXISTS = lambda field: {field: {"$exists": True}}  # noqa: E731
@@ -22,6 +22,7 @@ EXPECTED = {
          EXISTS("platform_key")),
         ("idx_contents_creator_published", [("creator_id", 1), ("published_at", -1)], False,
          EXISTS("creator_id")),
+        ("idx_contents_creator", [("creator_id", 1)], False, None),
         ("idx_contents_parent", [("parent_content_id", 1)], False, EXISTS("parent_content_id")),
         ("idx_contents_venue", [("venue_id", 1)], False, EXISTS("venue_id")),
     ],
@@ -39,6 +40,7 @@ EXPECTED = {
         ("idx_links_object_linked", [("object_id", 1), ("link_depth", 1), ("linked_at", 1)], False, None),
         ("idx_links_token_linked", [("token_address", 1), ("linked_at", 1)], False, None),
         ("idx_links_platform_linked", [("platform", 1), ("subtype", 1), ("linked_at", 1)], False, None),
+        ("idx_links_linked", [("linked_at", 1)], False, None),
     ],
     "metric_series": [
         ("uniq_series_object", [("object", 1), ("object_id", 1)], True, None),
@@ -55,6 +57,15 @@ EXPECTED = {
         ("idx_tokens_oldest_skipped_paid", [("oldest_attempt.skipped_paid", 1)], False, None),
         ("idx_tokens_oldest_invalid", [("oldest_attempt.invalid", 1)], False, None),
         ("idx_tokens_oldest_exhausted", [("oldest_attempt.exhausted", 1)], False, None),
+    ],
+    "token_signals": [
+        ("uniq_token_signals_address", [("token_address", 1)], True, None),
+        ("idx_token_signals_discovered", [("discovered_at", -1)], False, None),
+    ],
+    "token_clusters": [
+        ("uniq_clusters_cutoff_id", [("input_cutoff", 1), ("cluster_id", 1)], True, None),
+        ("idx_clusters_members", [("members", 1), ("input_cutoff", -1)], False, None),
+        ("idx_clusters_cutoff_size", [("input_cutoff", 1), ("size", -1)], False, None),
     ],
 }
 
@@ -93,8 +104,10 @@ def test_indexes_carry_no_option_outside_the_contract(empty_store, collection):
     assert {name: keys for name, keys in extra.items() if keys} == {}
 
 
-def test_only_the_six_collections_exist(empty_store):
-    assert set(empty_store.db.list_collection_names()) == set(ALL_COLLECTIONS) == set(EXPECTED)
+def test_only_the_six_collections_and_the_derived_ones_exist(empty_store):
+    names = set(ALL_COLLECTIONS) | set(DERIVED_COLLECTIONS)
+    assert set(empty_store.db.list_collection_names()) == names == set(EXPECTED)
+    assert len(ALL_COLLECTIONS) == 6 and set(DERIVED_COLLECTIONS) == {"token_signals", "token_clusters"}
 
 
 def test_ensure_indexes_twice_is_harmless(empty_store):

@@ -139,7 +139,7 @@ def test_compose_topology_runs_natively_on_postgres(
 ):
     """`default`: deploy/dagster.yaml as it is (a process per run, started by the code server).
     `celery`: its run_launcher replaced by deploy/celery-run-launcher.yaml, runs executed by two
-    real Celery run workers (README, "Scaling out")."""
+    real Celery run workers (docs/scaling.md)."""
     import psycopg2
     from dagster import DagsterInstance
     from dagster._core.scheduler.instigation import InstigatorState
