@@ -2,8 +2,8 @@
 
 Starts infrastructure of its own (bench/own_services.py): a Redis, a SecantusDB server and, where
 the machine allows, a second RabbitMQ node (else an exchange and queues of its own on the shared
-broker, and the broker restart becomes "close every connection of the bench's own node" is not
-possible either: it is skipped with the reason). The SolTracker and platform stand-ins are
+broker, which is never restarted: the broker fault is then skipped with the reason). The SolTracker
+and platform stand-ins are
 bench/faults.py's, on loopback, with an outage switch and a 5xx/429 burst switch. Then it starts
 `dagster-daemon run` (the repo's dagster.yaml: default run launcher; `--celery-run-workers K`: the
 Celery run launcher of deploy/celery-run-launcher.yaml on K workers) against bench/soak_location.py,
