@@ -471,7 +471,7 @@ class World:
                 if expect.first_transfer_at is not None and marker.get("first_transfer_at") != expect.first_transfer_at:
                     wrong += 1
                     wrong_what.append(f"first_transfer_at={marker.get('first_transfer_at')}")
-            row.wrong = wrong
+            row.wrong += wrong  # a scenario may have counted what only it can see
             notes = [f"wrong: {', '.join(wrong_what)}"] if wrong_what else []
             if lost:
                 where = Counter(
@@ -852,6 +852,383 @@ def hostile_urls(w: World, row: Row) -> None:
     row.outbound += hits
 
 
+# -- defects of the second "nothing lost" round (issue 19) ---------------------------------------
+# Self-contained scenarios; registered in one line after SCENARIOS. Each counts the breach it exists
+# for in `wrong` (or `lost`) and says what it saw in the note.
+
+
+def marker_write_then_mongo_killed(w: World, row: Row) -> None:
+    """Defect 1: MongoDB SIGKILLed right after `write_marker` returns, for 3 tokens in a row."""
+    from socialrec_pipeline.store.tokens import TokenRepository
+
+    tokens = [w.token() for _ in range(3)]
+    original = TokenRepository.write_marker
+    mongo = w.bench.mongo
+    kills = []
+
+    def write_then_kill(self, token):
+        created = original(self, token)
+        if len(kills) < len(tokens):
+            kills.append(token.address)
+            mongo.kill()  # the write was acknowledged; nothing after it reaches the disk
+            mongo.start()
+        return created
+
+    TokenRepository.write_marker = write_then_kill
+    try:
+        w.publish(*[flow(a) for a in tokens])
+        for _ in range(3):
+            w.tick_and_run()
+    finally:
+        TokenRepository.write_marker = original
+    row.note = f"{len(kills)} kill(s) right after write_marker"
+
+
+def retry_two_spellings(w: World, row: Row) -> None:
+    """Defect 2: one token stores twitter.com/kolguy and mobile.twitter.com/kolguy, both `error`;
+    one retry run, the second X call failing. Expected: one X call, x.com/kolguy `ok` with links."""
+    from socialrec_pipeline.defs.retry import retry_job
+    from socialrec_pipeline.store.tokens import TokenRepository, _token
+
+    stand_ins = w.bench.stand_ins
+    addr = w.token(twitter="twitter.com/kolguy", expect={"website": {"ok"}, "twitter": {"ok"}})
+    stand_ins.x_faults["kolguy"] = lambda r: Reply.json({"status": "error", "msg": "boom"}, status=502)
+    w.publish(flow(addr))
+    w.settle()
+    stand_ins.x_faults.clear()
+    client = MongoClient(w.bench.mongo.uri, tz_aware=True, serverSelectionTimeoutMS=10_000)
+    try:
+        db = client[w.db_name]
+        doc = db["tokens"].find_one({"address": addr})
+        if doc is None:
+            row.note = "the first recording wrote no marker"
+            row.wrong += 1
+            return
+        urls = doc["social_urls"]
+        x_element = next(u for u in urls if u.get("source_field") == "twitter")
+        old = datetime.now(UTC) - timedelta(hours=3)
+        # What an earlier classifier stored: two spellings, each its own element, both `error`.
+        first = {**x_element, "url": "https://twitter.com/kolguy", "raw_url": "twitter.com/kolguy",
+                 "status": "error", "attempted_at": old, "attempts": 1}  # fmt: skip
+        second = {**x_element, "url": "https://mobile.twitter.com/kolguy", "raw_url": "mobile.twitter.com/kolguy",
+                  "source_field": "telegram", "status": "error", "attempted_at": old, "attempts": 1}  # fmt: skip
+        doc["social_urls"] = [u for u in urls if u is not x_element] + [first, second]
+        db["token_links"].delete_many({"token_address": addr, "source_url": x_element["url"]})
+        TokenRepository(db).write_marker(_token(dict(doc)))
+        calls = []
+
+        def count_and_fail_second(request):
+            calls.append(request.param("userName"))
+            if len(calls) == 2:
+                return Reply.json({"status": "error", "msg": "boom"}, status=502)
+            return stand_ins.x._user(request)
+
+        stand_ins.x_faults["kolguy"] = count_and_fail_second
+        result = retry_job.execute_in_process(
+            partition_key="error", resources=w.job_resources, instance=w.bench.instance, raise_on_error=False
+        )
+        stand_ins.x_faults.clear()
+        after = db["tokens"].find_one({"address": addr})
+        x_urls = [u for u in after["social_urls"] if "kolguy" in u["url"]]
+        links = {
+            u["url"]: db["token_links"].count_documents({"token_address": addr, "source_url": u["url"]})
+            for u in x_urls
+        }
+        ok_without_links = [u["url"] for u in x_urls if u["status"] == "ok" and not links[u["url"]]]
+        row.wrong += int(len(calls) != 1) + len(ok_without_links) + int(not result.success)
+        w.expected[addr].statuses = {"website": {"ok"}}  # the X elements are judged here, not by measure
+        row.note = (
+            f"retry made {len(calls)} X call(s) (want 1); X elements "
+            + ", ".join(f"{u['url']}={u['status']}/{links[u['url']]} links" for u in x_urls)
+            + (f"; ok with 0 links: {ok_without_links}" if ok_without_links else "")
+        )
+    finally:
+        client.close()
+
+
+def link_copies_every_order(w: World, row: Row) -> None:
+    """Defect 3: a later-sent event carries an earlier firstFlowTimestamp, in 5 arrival orders;
+    every link's first_transfer_at must equal its marker's."""
+    late, early = "2026-11-29T22:00:00Z", datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
+    early_ms = int(early.timestamp() * 1000)
+    patterns = {}
+    # 1. both in one tick, the later time first
+    a = w.token()
+    w.publish(flow(a, firstFlowTimestamp=late), flow(a, firstFlowTimestamp=early_ms))
+    w.tick_and_run()
+    patterns[a] = "same tick, epoch ms second"
+    # 2. the earlier one during the run (published while the run fetches its X URL)
+    b = w.token()
+    w.bench.stand_ins.on_x_call = lambda: w.publish(flow(b, firstFlowTimestamp=early.isoformat()))
+    w.publish(flow(b, firstFlowTimestamp=late))
+    w.tick_and_run()
+    patterns[b] = "during the run"
+    # 3. and 4. after the marker, ISO and epoch ms
+    c, d = w.token(), w.token()
+    w.publish(flow(c, firstFlowTimestamp=late), flow(d, firstFlowTimestamp=late))
+    w.tick_and_run()
+    w.publish(flow(c, firstFlowTimestamp=early.isoformat()), flow(d, firstFlowTimestamp=early_ms))
+    patterns[c], patterns[d] = "after the marker (ISO)", "after the marker (epoch ms)"
+    # 5. the first event has no time at all, the earlier one comes after the marker
+    e = w.token()
+    w.publish(flow(e))
+    w.tick_and_run()
+    w.publish(flow(e, firstFlowTimestamp=early_ms))
+    patterns[e] = "no time first, epoch ms after the marker"
+    w.settle()
+    for addr in patterns:
+        w.expected[addr].first_transfer_at = early
+    client = MongoClient(w.bench.mongo.uri, tz_aware=True, serverSelectionTimeoutMS=10_000)
+    try:
+        db = client[w.db_name]
+        bad = []
+        for addr, what in patterns.items():
+            marker = db["tokens"].find_one({"address": addr}) or {}
+            copies = {link.get("first_transfer_at") for link in db["token_links"].find({"token_address": addr})}
+            if any(c != marker.get("first_transfer_at") for c in copies if c is not None):
+                bad.append(what)
+        row.wrong += len(bad)
+        row.note = f"links disagree with the marker in {len(bad)}/5 orders" + (f": {'; '.join(bad)}" if bad else "")
+    finally:
+        client.close()
+
+
+def soltracker_symbol_controls(w: World, row: Row) -> None:
+    """Defect 4: symbols from SolTracker (the event has none) with a bidi override, an ANSI escape
+    and BEL, a newline, 70,000 characters; and a zero-width character in an event's symbol."""
+    import unicodedata
+
+    hostile = ["\u202eKCUF", "\x1b[31mRED\x07", "TWO\nLINES", "S" * 70_000, "ZE\u200bRO"]
+    tokens = []
+    for symbol in hostile[:4]:
+        addr = w.token()
+        w.bench.stand_ins.soltracker.put(upstream_token(
+            addr, symbol=symbol, website="https://project.example/", twitter="x.com/kolguy",
+        ))  # fmt: skip
+        tokens.append(addr)
+        w.publish(flow(addr))
+    zw = w.token()
+    tokens.append(zw)
+    w.publish(flow(zw, symbol=hostile[4]))
+    w.settle()
+
+    def dirty(text) -> bool:
+        return isinstance(text, str) and (
+            len(text) > 64 or any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
+        )
+
+    client = MongoClient(w.bench.mongo.uri, serverSelectionTimeoutMS=10_000)
+    try:
+        found = client[w.db_name]["tokens"].find({"address": {"$in": tokens}})
+        symbols = {d["address"]: d.get("symbol") for d in found}
+    finally:
+        client.close()
+    bad = [repr(symbols[a])[:24] for a in tokens if dirty(symbols.get(a))]
+    row.wrong += len(bad)
+    row.note = f"{len(bad)}/{len(tokens)} markers keep an uncleaned symbol" + (f": {', '.join(bad)}" if bad else "")
+
+
+def inbox_upsert_too_large(w: World, row: Row) -> None:
+    """Defect 5: the server refuses one token's inbox upsert with code 17420 ("Document to upsert is
+    larger than 16777216", what MongoDB answers); that message must be dead-lettered, the rest flow."""
+    from pymongo.collection import Collection
+    from pymongo.errors import BulkWriteError
+
+    good = [w.token() for _ in range(3)]
+    huge = address()
+    original = Collection.bulk_write
+
+    def refuse(self, requests, *args, **kwargs):
+        if self.name == "record_inbox" and any(huge in repr(getattr(r, "_filter", "")) for r in requests):
+            raise BulkWriteError({"writeErrors": [{"index": 0, "code": 17420,
+                                                   "errmsg": "Document to upsert is larger than 16777216"}],
+                                  "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0, "nMatched": 0,
+                                  "nModified": 0, "nRemoved": 0, "upserted": []})  # fmt: skip
+        return original(self, requests, *args, **kwargs)
+
+    Collection.bulk_write = refuse
+    try:
+        w.publish(flow(good[0]), flow(huge), flow(good[1]), flow(good[2]))
+        for _ in range(4):
+            w.tick_and_run()
+    finally:
+        Collection.bulk_write = original
+    dead = w.dead_letters()
+    failed_ticks = sum(w.tick_errors.values())
+    row.wrong += int(dead != 1) + int(failed_ticks > 0)
+    row.note = f"code 17420: {dead} dead-lettered (want 1), {failed_ticks} failed tick(s) (want 0)"
+
+
+class _Clock:
+    """A clock the sensor reads instead of the wall clock (only `datetime.now` is replaced)."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now_value = start
+
+    def make(self):
+        clock = self
+
+        class FrozenDatetime(datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return clock.now_value
+
+        return FrozenDatetime
+
+
+def relaunch_real_schedule(w: World, row: Row) -> None:
+    """Defect 6, without the zero-delay shortcut: the project's relaunch grace and backoff, on a
+    clock the bench advances a minute per tick, for a token whose every run fails (SolTracker 503).
+    Reports the relaunch times; wrong when the gaps are not the backoff steps, when the entry is not
+    `stuck` with its reason at the end, when a new event gives it one try only, or when the failure
+    message still promises that the next event relaunches it."""
+    from socialrec_pipeline.defs.record_token import upstream_failure_message
+
+    stand_ins = w.bench.stand_ins
+    addr = w.token()
+    limits = TickLimits(max_seconds=5.0)
+    saved_limits, saved_datetime = token_flow.TICK_LIMITS, token_flow.datetime
+    clock = _Clock(datetime.now(UTC))
+    token_flow.TICK_LIMITS = limits
+    token_flow.datetime = clock.make()
+    # A refused key fails the run at once (no step retries to sit through), like any red run.
+    stand_ins.soltracker.fail_with(Reply.json({"message": "Unauthorized"}, status=401), times=10_000)
+    launches: list[datetime] = []
+    start = clock.now_value
+    horizon = sum(limits.backoff, limits.relaunch_grace * (len(limits.backoff) + 2)) + timedelta(minutes=30)
+    try:
+        w.publish(flow(addr))
+        while clock.now_value - start < horizon:
+            for request in w.tick():
+                if w.run(request) is not None:
+                    launches.append(clock.now_value)
+            if w.inbox_states().get(addr) == "stuck":
+                break
+            clock.now_value += timedelta(minutes=1)
+        state = w.inbox_states().get(addr)
+        entry = MongoClient(w.bench.mongo.uri, serverSelectionTimeoutMS=5000)[w.db_name]["record_inbox"].find_one(
+            {"token_address": addr}
+        ) or {}
+        gaps = [round((b - a).total_seconds() / 60) for a, b in zip(launches, launches[1:], strict=False)]
+        wanted = [round(step.total_seconds() / 60) for step in limits.backoff]
+        # A run's end is seen at the next tick, a minute of this clock later: one step of slack.
+        late = [g for g, w in zip(gaps, wanted, strict=False) if not w <= g <= w + 1]
+        schedule_wrong = int(len(gaps) != len(wanted) or bool(late))
+        stuck_wrong = int(state != "stuck" or not entry.get("last_failed_run_id"))
+        # A new event for the stuck token: a fresh schedule, not one try and stuck again.
+        runs_before = len(launches)
+        w.publish(flow(addr))
+        for _ in range(30):
+            for request in w.tick():
+                if w.run(request) is not None:
+                    launches.append(clock.now_value)
+            clock.now_value += timedelta(minutes=1)
+        after_event = w.inbox_states().get(addr)
+        reset_wrong = int(after_event == "stuck" and len(launches) - runs_before <= 1)
+        promise = int("next token.flow event relaunches" in upstream_failure_message(addr, "503"))
+        row.wrong += schedule_wrong + stuck_wrong + reset_wrong + promise
+        total = (launches[runs_before - 1] - launches[0]) if runs_before > 1 else timedelta(0)
+        row.note = (
+            f"relaunch gaps {gaps} min (backoff {wanted}), last relaunch {total} after the first run; "
+            f"state {state} (reason: run {str(entry.get('last_failed_run_id'))[:8]}); after a new event: "
+            f"{len(launches) - runs_before} run(s) in 30 min, state {after_event}"
+            + ("; failure message still says the next event relaunches it" if promise else "")
+        )
+        w.expected.pop(addr)  # judged here: it must end stuck, not recorded
+    finally:
+        token_flow.TICK_LIMITS, token_flow.datetime = saved_limits, saved_datetime
+        stand_ins.soltracker.clear_faults()
+
+
+def soltracker_slow_body_and_bomb(w: World, row: Row) -> None:
+    """Defect 7: SolTracker sends its body a few bytes a second (one call must end within 5 s plus
+    a margin), then a gzip bomb (the decompressed size must be bounded while reading)."""
+    import gzip
+
+    slow, bomb = w.token(expect={}), w.token(expect={})
+    payload = json.dumps(upstream_token(slow, website="https://project.example/")).encode()
+    bomb_body = gzip.compress(b" " * (256 << 20), compresslevel=9)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    durations: dict[str, float] = {}
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    def answer(conn) -> None:
+        began, which = time.monotonic(), "slow"
+        try:
+            head = conn.recv(65536).decode(errors="replace")
+            if bomb in head:
+                which = "bomb"
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                             b"Content-Length: %d\r\n\r\n" % len(bomb_body) + bomb_body)  # fmt: skip
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                             % len(payload))  # fmt: skip
+                for i in range(0, len(payload), 8):  # 8 bytes every 0.5 s: each read succeeds in time
+                    conn.sendall(payload[i : i + 8])
+                    time.sleep(0.5)
+        except OSError:
+            pass  # the client gave up: what is measured is how long it stayed
+        finally:
+            conn.close()
+        durations[which] = max(durations.get(which, 0.0), time.monotonic() - began)
+
+    threading.Thread(target=serve, daemon=True).start()
+    w.bench.outbound.allowed.add(port)
+    real_url = w.bench.stand_ins.url
+    w.bench.stand_ins.url = lambda name: f"http://127.0.0.1:{port}" if name == "soltracker" else real_url(name)
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def rss() -> int:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * page
+
+    baseline, peak, sampling = rss(), [0], threading.Event()
+
+    def sample() -> None:  # the peak is transient: the decoded chunk is freed once refused
+        while not sampling.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        w.publish(flow(slow), flow(bomb))
+        w.tick_and_run()
+    finally:
+        sampling.set()
+        sampler.join()
+        w.bench.stand_ins.url = real_url
+        listener.close()
+    grown_mib = (peak[0] - baseline) / (1 << 20)
+    longest = durations.get("slow", 0.0)
+    row.wrong += int(longest > 7.0) + int(grown_mib > 32)  # a bounded decoder adds a few MiB, not tens
+    row.note = (
+        f"slow body held one call {longest:.1f} s (bound 5 s); gzip bomb (256 MiB of spaces) raised this "
+        f"process's RSS by up to {grown_mib:.0f} MiB (sampled every 5 ms)"
+    )
+    w.expected.clear()  # no marker is expected for either: the point is how long and how much
+
+
+DEFECT_SCENARIOS = {
+    "marker_write_then_mongo_killed": marker_write_then_mongo_killed,
+    "retry_two_spellings": retry_two_spellings,
+    "link_copies_every_order": link_copies_every_order,
+    "soltracker_symbol_controls": soltracker_symbol_controls,
+    "inbox_upsert_too_large": inbox_upsert_too_large,
+    "relaunch_real_schedule": relaunch_real_schedule,
+    "soltracker_slow_body_and_bomb": soltracker_slow_body_and_bomb,
+}
+
+
 SCENARIOS = {
     "duplicates_out_of_order": duplicates_out_of_order,
     "poison_messages": poison_messages,
@@ -873,6 +1250,7 @@ SCENARIOS = {
     "platform_bad_body": _platform_fault("faultbody", lambda r: Reply.html("<html><body>Bad gateway</body></html>")),
     "hostile_urls": hostile_urls,
 }
+SCENARIOS.update(DEFECT_SCENARIOS)
 
 
 def main() -> int:
