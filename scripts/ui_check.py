@@ -177,7 +177,7 @@ def visit(ui: UI, out: Path, hour: str) -> None:
         open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
         expect(page.get_by_text("every 5 s", exact=False).first).to_be_visible()
         expect(
-            page.get_by_text('{"why": "queue empty"', exact=False).first
+            page.get_by_text('{"why": "idle"', exact=False).first
         ).to_be_visible()  # each tick says what it did
         shot(page, out, "02-sensor-ticks")
 
