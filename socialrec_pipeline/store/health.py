@@ -48,6 +48,7 @@ from socialrec_pipeline.store.collections import TOKENS, collection
 #: A database handle whose documents are plain dicts.
 Db = Database[dict[str, Any]]
 Collection = MongoCollection[dict[str, Any]]
+Figures = dict[str, float | int]
 
 INBOX = "record_inbox"
 OPEN_INBOX_STATES = ("pending", "launched", "retrying")
@@ -123,13 +124,13 @@ def _read(reading: HealthReading, names: tuple[str, ...], query: Callable[[], No
             reading.unknown[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
-def _recorded_last_hour(tokens: Collection, figures: dict[str, float | int], hour_ago: datetime, max_time_ms: int) -> None:
+def _recorded_last_hour(tokens: Collection, figures: Figures, hour_ago: datetime, max_time_ms: int) -> None:
     figures["tokens_recorded_last_hour"] = tokens.count_documents(
         {"discovered_at": {"$gte": hour_ago}}, hint="idx_tokens_discovered", maxTimeMS=max_time_ms
     )
 
 
-def _last_recorded(tokens: Collection, figures: dict[str, float | int], now: datetime, max_time_ms: int) -> None:
+def _last_recorded(tokens: Collection, figures: Figures, now: datetime, max_time_ms: int) -> None:
     newest = tokens.find_one(
         {}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered",
         max_time_ms=max_time_ms,
@@ -140,7 +141,7 @@ def _last_recorded(tokens: Collection, figures: dict[str, float | int], now: dat
         figures["last_recorded_age_min"] = -1  # none recorded yet (a known fact, not unknown)
 
 
-def _inbox_figures(inbox: Collection, figures: dict[str, float | int], max_time_ms: int) -> None:
+def _inbox_figures(inbox: Collection, figures: Figures, max_time_ms: int) -> None:
     figures["inbox_open"] = inbox.count_documents(
         {"state": {"$in": list(OPEN_INBOX_STATES)}}, hint="idx_inbox_state", maxTimeMS=max_time_ms
     )

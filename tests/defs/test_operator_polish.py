@@ -168,3 +168,15 @@ def test_a_malformed_setting_fails_a_run_with_one_paragraph_naming_it(
     )
     assert "\n" not in data.user_failure_data.description
     assert data.error.cause is None  # no chained stack trace under the message
+
+
+def test_every_external_asset_says_runs_write_it():
+    from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+
+    for spec in COLLECTION_SPECS:
+        text = spec.description or ""
+        assert "Written by " in text and "not by a materialization" in text, spec.key
+        assert "Report materialization event" not in text  # never an invitation to the button
+    by_key = {spec.key.to_user_string(): spec.description or "" for spec in COLLECTION_SPECS}
+    assert "Written by token_flow_sensor's ticks" in by_key["record_inbox"]
+    assert "metric_refresh_job" in by_key["metric_series"] and "metric_refresh_job" not in by_key["tokens"]
