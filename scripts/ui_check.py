@@ -239,7 +239,7 @@ def sensor_ticks(page: Page, ui: UI, out: Path, hour: str) -> None:
     open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
     expect(page.get_by_text("every 5 s", exact=False).first).to_be_visible()
     # each tick says what it did; an idle one says `idle`
-    expect(page.get_by_text('{"why": "idle"', exact=False).first).to_be_visible()
+    expect(page.get_by_text('{"why": "idle', exact=False).first).to_be_visible()
     shot(page, out, "02-sensor-ticks")
 
 

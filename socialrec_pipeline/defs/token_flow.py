@@ -143,7 +143,8 @@ def skip_reason(tick: dict[str, int], threshold: int = 5) -> str:
     if tick["stuck"]:
         parts.append(f"{tick['stuck']} token(s) stuck after every automatic relaunch failed (see the cursor)")
     outcome = tick_outcome(tick, 0, threshold)
-    return f"{outcome} — " + "; ".join(parts) + ("; nothing to do" if outcome == IDLE else "; no new run needed")
+    idle = outcome.startswith(IDLE)
+    return f"{outcome} — " + "; ".join(parts) + ("; nothing to do" if idle else "; no new run needed")
 
 
 #: The outcome of a tick that consumed nothing and found no token to launch, record or wait for.
@@ -151,8 +152,9 @@ IDLE = "idle"
 
 
 def tick_outcome(tick: dict[str, int], requested: int, threshold: int = 5) -> str:
-    """What the tick did, every count (`2 launched, 1 dead-letter, 1 below 5`), or `idle`. The tick
-    list shows the start of the cursor, which starts with it (`{"why": "idle", …`)."""
+    """What the tick did, every count (`2 launched, 1 dead-letter, 1 below 5`), or `idle`; then how many
+    tokens are stuck, if any (`idle, 1 stuck`). The tick list shows the start of the cursor, which starts
+    with it (`{"why": "idle", …`)."""
     parts = [(requested, "launched")] + [
         (tick.get(key, 0), label)
         for key, label in (
@@ -160,13 +162,14 @@ def tick_outcome(tick: dict[str, int], requested: int, threshold: int = 5) -> st
             ("waiting", "waiting"),
             ("invalid", "dead-letter"),
             ("below_threshold", f"below {threshold}"),
-            ("stuck", "stuck"),
         )
     ]
+    # `stuck` is a gauge (tokens that gave up earlier), not work of this tick: it follows the outcome.
+    stuck = [f"{tick['stuck']} stuck"] if tick.get("stuck") else []
     happened = [f"{n} {label}" for n, label in parts if n]
     if not happened:
-        return IDLE if not tick["consumed"] else f"{tick['consumed']} consumed"
-    return ", ".join(happened)
+        return ", ".join([IDLE if not tick["consumed"] else f"{tick['consumed']} consumed", *stuck])
+    return ", ".join(happened + stuck)
 
 
 def stuck_report(inbox: RecordInbox) -> list[dict]:

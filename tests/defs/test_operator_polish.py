@@ -93,6 +93,9 @@ def test_the_tick_list_shows_what_each_tick_did(instance, broker, stream_resourc
     assert json.loads(busy.cursor)["why"] == "1 launched, 1 dead-letter, 1 below 5"  # every count
     quiet = {"consumed": 3, "done": 1, "waiting": 0, "below_threshold": 0, "invalid": 0}
     assert tick_outcome(quiet, 0) == "1 recorded"
+    nothing = {"consumed": 0, "done": 0, "waiting": 0, "below_threshold": 0, "invalid": 0}
+    assert tick_outcome({**nothing, "stuck": 2}, 0) == "idle, 2 stuck"  # a gauge, not this tick's work
+    assert tick_outcome({**nothing, "stuck": 1}, 1) == "1 launched, 1 stuck"
     assert tick_outcome({**quiet, "done": 0, "waiting": 2, "invalid": 1, "below_threshold": 3}, 0, 7) == (
         "2 waiting, 1 dead-letter, 3 below 7"
     )
