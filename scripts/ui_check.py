@@ -393,9 +393,10 @@ def reconcile_backfill(page: Page, ui: UI, out: Path, hour: str) -> None:
     step("a reconcile backfill launched from the reconciled_hours asset page")
     before = len(ui.backfills())
     open_page(page, f"{ui.base}/assets/reconciled_hours")
-    page.get_by_role("button", name=re.compile(r"^Materialize")).first.click()
+    # accessible names start with the icon's name ("… Materialize…"): no ^ anchor
+    page.get_by_role("button", name=re.compile(r"Materialize")).first.click()
     dialog = page.get_by_role("dialog")
-    launch = dialog.get_by_role("button", name=re.compile(r"^Launch (backfill|\d+ runs?)"))
+    launch = dialog.get_by_role("button", name=re.compile(r"Launch (backfill|\d+ runs?)"))
     expect(launch.first).to_be_visible()
     shot(page, out, "13a-reconcile-backfill-dialog")
     launch.first.click()
