@@ -396,7 +396,10 @@ def reconcile_backfill(page: Page, ui: UI, out: Path, hour: str) -> None:
     # accessible names start with the icon's name ("… Materialize…"): no ^ anchor
     page.get_by_role("button", name=re.compile(r"Materialize")).first.click()
     dialog = page.get_by_role("dialog")
+    # the dialog opens on "Custom" with nothing selected: choose the missing hours, as an operator would
+    dialog.get_by_role("button", name="Missing", exact=True).click()
     launch = dialog.get_by_role("button", name=re.compile(r"Launch (backfill|\d+ runs?)"))
+    expect(launch.first).to_be_enabled()
     expect(launch.first).to_be_visible()
     shot(page, out, "13a-reconcile-backfill-dialog")
     launch.first.click()
