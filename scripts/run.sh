@@ -114,6 +114,8 @@ if [ "$SANDBOX" = 1 ]; then
 fi
 export SOCIALREC_ENV="${SOCIALREC_ENV:-dev}"
 
+# The pools' limits set explicitly in the instance, so Deployment → Concurrency shows them.
+bash "$ROOT/scripts/pool_limits.sh" || echo "==> warning: could not set the pool limits (default_limit still applies)"
 echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME; daemon log level $LOG_LEVEL)"
 # From DAGSTER_HOME, so dagster dev does not warn that the project's dagster.yaml "will not be used"
 # (it is the template copied into DAGSTER_HOME above, which is the one used).

@@ -45,7 +45,9 @@ stop_all() {
   [ -n "$RUN_PID" ] || return 0
   # run.sh stops its children (each in a process group of its own) on TERM; its own group is ours.
   kill -TERM "$RUN_PID" 2>/dev/null || true
-  for _ in $(seq 1 75); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 0.2; done
+  # On 2 loaded cores Dagster can take more than 15 s to stop; killing run.sh before it is done
+  # leaves its children (each in a group of its own) running: give it up to 2 minutes.
+  for _ in $(seq 1 600); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 0.2; done
   kill -KILL -- "-$RUN_PID" 2>/dev/null || true
   RUN_PID=""
 }

@@ -20,13 +20,32 @@ def _schema(*columns: tuple[str, str, str]) -> dg.TableSchema:
     return dg.TableSchema(columns=[dg.TableColumn(name, type_, description=desc) for name, type_, desc in columns])
 
 
+#: Who writes each collection: the runs (or the producer) named in its description.
+WRITERS = {
+    "token_flow": "the upstream producer (outside this code location); token_flow_sensor consumes it",
+    "record_inbox": "token_flow_sensor's ticks",
+    "metric_series": "record_token_job, reconcile_job, retry_job and metric_refresh_job runs",
+}
+DEFAULT_WRITERS = "record_token_job, reconcile_job and retry_job runs"
+
+
+def written_by(key: str) -> str:
+    """The sentence every external asset's description ends with: who writes it, and why its page
+    says "Never materialized" (not a fault; nothing to report or wipe by hand)."""
+    return (
+        f" Written by {WRITERS.get(key, DEFAULT_WRITERS)}, not by a materialization: \"Never materialized\" "
+        "on this page is expected, and reporting a materialization event or wiping it by hand changes nothing "
+        "in the data. Its state is in the checks on this page and in recording_health."
+    )
+
+
 def _spec(
     key: str, description: str, schema: dg.TableSchema | None, deps: list[str], kind: str = "mongodb"
 ) -> dg.AssetSpec:
     metadata = {"dagster/column_schema": schema} if schema is not None else {}
     return dg.AssetSpec(
         key,
-        description=description,
+        description=description + written_by(key),
         owners=OWNERS,
         group_name=DATA_GROUP,
         deps=deps,

@@ -5,7 +5,12 @@ import dagster as dg
 from socialrec_pipeline.defs.alerts import alert_sensors
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.deployment_ready import deployment_ready_defs
-from socialrec_pipeline.defs.health import recording_health, recording_health_job, recording_health_schedule
+from socialrec_pipeline.defs.health import (
+    recording_health,
+    recording_health_job,
+    recording_health_schedule,
+    recording_health_sensor,
+)
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job, integrity_schedule
 from socialrec_pipeline.defs.metric_refresh import metric_refresh_job, metric_refresh_schedule
 from socialrec_pipeline.defs.operator_checks import operator_checks, operator_checks_job, operator_checks_schedule
@@ -40,7 +45,7 @@ defs = dg.Definitions(
         operator_checks_schedule,
         signals_schedule,
     ],
-    sensors=[token_flow_sensor, *alert_sensors],
+    sensors=[token_flow_sensor, recording_health_sensor, *alert_sensors],
     resources={**resources_from_env(), "signals": signals_settings_from_env()},
     # Jobs name their executor; this one is for the asset job Dagster builds for Materialize and a
     # check's Execute button, so integrity checks run in one process however they are launched.

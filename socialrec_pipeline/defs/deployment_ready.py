@@ -7,8 +7,8 @@ the last evaluation it runs again. The check's description is the
 doctor's one-line verdict naming the first blocker ("down: soltracker — key refused, set
 SOL_TRACKER_API_KEY to a valid key"); its metadata hold every row.
 
-It also runs with `recording_health_job` (an asset selection includes the asset's checks); the
-sensor counts those evaluations too.
+`recording_health_job` leaves it out (its selection subtracts this check): the doctor's calls stay
+hourly while recording_health runs every 15 minutes and reads the latest evaluation for its verdict.
 
 The check reads the deployment's configuration itself (`bound_resources_from_env()`, like the CLI) rather
 than through Dagster resource parameters: a resource whose required variable is unset would stop
@@ -28,8 +28,7 @@ from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 CHECK_NAME = "deployment_ready"
 ASSET = "recording_health"
 JOB_NAME = "deployment_ready_job"
-#: Between two evaluations, whoever ran it (this check also runs with `recording_health_job`,
-#: whose asset selection includes the asset's checks).
+#: Between two evaluations, whoever ran it (this sensor, or a Materialize of the asset with its checks).
 INTERVAL_S = 3600
 DESCRIPTION = (
     "The deployment's dependencies checked for real (`socialrec doctor`): MongoDB, Redis, RabbitMQ, SolTracker, "

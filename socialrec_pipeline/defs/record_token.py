@@ -11,8 +11,10 @@ the step claims a slot of the same pool around that one call (`defs/paid_pool.py
 """
 
 import hashlib
+import re
 import textwrap
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Sequence
 
 import dagster as dg
 from pydantic import Field
@@ -64,10 +66,36 @@ class RecordTokenConfig(dg.Config):
     )
 
 
+#: Characters of the URL kept in a step key after the source type: the Gantt chart cuts longer names.
+KEY_READABLE = 24
+_NOT_KEY_CHARS = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _key_part(text: str, limit: int) -> str:
+    return _NOT_KEY_CHARS.sub("_", text).strip("_")[:limit].rstrip("_")
+
+
 def mapping_key(planned: PlannedUrl) -> str:
-    """Stable, UI-readable step key suffix: platform code + short hash (only `[A-Za-z0-9_]`)."""
-    platform = str(planned.routed.platform) if planned.routed else "none"
-    return f"{platform}_{hashlib.sha1(planned.url.encode()).hexdigest()[:10]}"
+    """A readable step key suffix, within Dagster's rule (only `[A-Za-z0-9_]`): the source type and
+    what the URL identifies (`x_tweet_1790000000000000001`, `website_example_com_about`), else the
+    URL without its scheme (`none_…` for text that did not route). Not unique on its own: see
+    `mapping_keys`."""
+    routed = planned.routed
+    if routed is None:
+        return "none_" + (_key_part(planned.url.split("://", 1)[-1], KEY_READABLE) or "url")
+    what = routed.source_key or routed.canonical_url.split("://", 1)[-1].removeprefix("www.")
+    return f"{routed.source_type.value}_{_key_part(what, KEY_READABLE) or 'url'}"
+
+
+def mapping_keys(planned: Sequence[PlannedUrl]) -> dict[str, str]:
+    """URL → its step key suffix, unique in the run: keys that two URLs share get a 6-character hash
+    of their URL appended (`x_profile_somebody_3f2a1c`); the others stay as `mapping_key` gives them."""
+    readable = {p.url: mapping_key(p) for p in planned}
+    shared = {key for key, n in Counter(readable.values()).items() if n > 1}
+    return {
+        url: f"{key}_{hashlib.sha1(url.encode()).hexdigest()[:6]}" if key in shared else key
+        for url, key in readable.items()
+    }
 
 
 @dg.op(
@@ -99,6 +127,23 @@ def prepare(
     retried by the op's `RetryPolicy`, then the run is red (the sensor relaunches a stream token with
     backoff, `RELAUNCH_SCHEDULE`).
     """
+    prepared, settings = _lock_and_prepare(context, config, mongo, redis, soltracker, recording, generators)
+    if isinstance(prepared, SkippedToken):
+        yield _skipped(context, config.token_address, prepared)
+        return
+    yield from _planned_outputs(context, prepared, settings)
+
+
+def _lock_and_prepare(
+    context: dg.OpExecutionContext,
+    config: RecordTokenConfig,
+    mongo: MongoResource,
+    redis: RedisResource,
+    soltracker: SolTrackerResource,
+    recording: RecordingSettingsParam,
+    generators: GeneratorsResource,
+) -> tuple[PreparedToken | SkippedToken, RecordingSettings]:
+    """The launch gate's checks, the token tag, then the recorder's lock / marker / upstream / routing."""
     try:
         refuse_op_config("prepare", config.model_dump())  # the launch gate's checks, in process too
     except LaunchRefused as exc:
@@ -120,40 +165,27 @@ def prepare(
             check_threshold=True,
             force_below_threshold=config.force_below_threshold,
         )
-    if isinstance(prepared, SkippedToken):
-        yield skipped_output(context, prepared, address)
-        return
-    yield from prepared_outputs(context, prepared, recorder.settings)
+    return prepared, recorder.settings
 
 
-def skipped_output(context: dg.OpExecutionContext, prepared: SkippedToken, address: str) -> dg.Output:
-    """The `skipped` output of a token not recorded; a `Failure` when it was refused below the
-    threshold or the upstream failed."""
+def _skipped(context: dg.OpExecutionContext, address: str, prepared: SkippedToken) -> dg.Output:
+    """The `skipped` output of a normal skip; a refused or failed upstream lookup raises a Failure."""
     tag_outcome(context, prepared.outcome)
+    metadata = {"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address}
     if prepared.outcome is RecordOutcome.BELOW_THRESHOLD:
         message = (
             f"refused: {prepared.reason}. Nothing was written and the token lock is released. To record "
             "it anyway, launch the run again with `force_below_threshold: true` in the prepare op's config."
         )
         context.log.error(message)
-        raise dg.Failure(
-            description=message,
-            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
-            allow_retries=False,
-        )
+        raise dg.Failure(description=message, metadata=metadata, allow_retries=False)
     if prepared.outcome is RecordOutcome.UPSTREAM_FAILED:
         message = upstream_failure_message(address, prepared.reason, retryable=prepared.retryable)
         attempt = (
-            f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})"
-            if prepared.retryable
-            else ""
+            f" (attempt {context.retry_number + 1} of {TRANSIENT_RETRY.max_retries + 1})" if prepared.retryable else ""
         )
         context.log.error(message + attempt)
-        raise dg.Failure(
-            description=message,
-            metadata={"outcome": str(prepared.outcome), "reason": prepared.reason, "token_address": address},
-            allow_retries=prepared.retryable,
-        )
+        raise dg.Failure(description=message, metadata=metadata, allow_retries=prepared.retryable)
     if prepared.upstream_404_suspicious:
         warn_run(context, upstream_404_streak_message(prepared.upstream_404_streak), UPSTREAM_ALL_404)
     context.log.info(f"token {address} skipped: {prepared.outcome} {prepared.reason}".strip())
@@ -168,16 +200,13 @@ def skipped_output(context: dg.OpExecutionContext, prepared: SkippedToken, addre
     )
 
 
-def prepared_outputs(
-    context: dg.OpExecutionContext, prepared: PreparedToken, settings: RecordingSettings
-) -> Iterator[dg.Output | dg.DynamicOutput]:
-    """The `token` output and one dynamic output per URL (paid URLs to the paid pool's step)."""
-    address = prepared.address
+def _planned_outputs(context: dg.OpExecutionContext, prepared: PreparedToken, settings: RecordingSettings):
+    """The `token` output, then one dynamic output per URL (paid ones to `paid_urls`)."""
     if prepared.forced_below_threshold:
         context.instance.add_run_tags(context.run_id, {FORCED_TAG: "true"})
         context.log.warning(
-            f"token {address} has {prepared.alpha_finders} alpha finders upstream, below the threshold of "
-            f"{settings.af_threshold}: recorded because the run config says force_below_threshold: true"
+            f"token {prepared.address} has {prepared.alpha_finders} alpha finders upstream, below the threshold "
+            f"of {settings.af_threshold}: recorded because the run config says force_below_threshold: true"
         )
     gate_settings = settings.gate_settings()
     yield dg.Output(
@@ -190,12 +219,13 @@ def prepared_outputs(
             "forced_below_threshold": prepared.forced_below_threshold,
         },
     )
+    keys = mapping_keys(prepared.planned)
     for planned in prepared.planned:
         # Only URLs that will really call a paid provider take a slot of the paid pool.
         paid = (
             planned.routed is not None and gate_settings.enable_paid and gate_settings.is_paid(planned.routed.platform)
         )
-        yield dg.DynamicOutput(planned, mapping_key=mapping_key(planned), output_name="paid_urls" if paid else "urls")
+        yield dg.DynamicOutput(planned, mapping_key=keys[planned.url], output_name="paid_urls" if paid else "urls")
 
 
 def upstream_failure_message(address: str, reason: str, *, retryable: bool = True) -> str:

@@ -26,7 +26,15 @@ from socialrec_pipeline.defs.tags import (  # RUN_KEY_TAG: the only link from an
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.stream.broker import dead_letter_queue
 from socialrec_pipeline.stream.inbox import RETRYING, STUCK, RecordInbox
-from socialrec_pipeline.stream.intake import EndedRun, Launch, TickLimits, TokenFlowDrain, plan_launches
+from socialrec_pipeline.stream.intake import (
+    EndedRun,
+    Launch,
+    LaunchPlan,
+    TickLimits,
+    TokenFlowDrain,
+    plan_launches,
+)
+from socialrec_pipeline.stream.unreachable import unreachable_service
 
 RECORD_TOKEN_JOB = "record_token_job"
 
@@ -115,8 +123,9 @@ def _totals(cursor: str | None, tick: dict[str, int]) -> dict[str, int]:
     return {k: int(totals.get(k, 0)) + v for k, v in tick.items() if k not in GAUGES}
 
 
-def skip_reason(tick: dict[str, int]) -> str:
-    """Shown on a tick that started no run, so the Ticks tab answers "why did nothing run?"."""
+def skip_reason(tick: dict[str, int], threshold: int = 5) -> str:
+    """Shown on a tick that started no run, so the Ticks tab answers "why did nothing run?". It
+    starts with the tick's outcome (`idle`, or every count: `1 dead-letter, 1 below 5`)."""
     if not tick["consumed"]:
         seen = "token.flow queue empty"
     else:
@@ -133,26 +142,34 @@ def skip_reason(tick: dict[str, int]) -> str:
         parts.append(f"{tick['retrying']} token(s) whose run failed waiting for their automatic relaunch")
     if tick["stuck"]:
         parts.append(f"{tick['stuck']} token(s) stuck after every automatic relaunch failed (see the cursor)")
-    return "; ".join(parts) + "; no new run needed"
+    outcome = tick_outcome(tick, 0, threshold)
+    idle = outcome.startswith(IDLE)
+    return f"{outcome} — " + "; ".join(parts) + ("; nothing to do" if idle else "; no new run needed")
 
 
-def tick_outcome(tick: dict[str, int], requested: int) -> str:
-    """What the tick did, in at most ~13 characters: the tick list shows only the first ~22
-    characters of the cursor, which starts with it (`{"why": "queue empty", …`)."""
+#: The outcome of a tick that consumed nothing and found no token to launch, record or wait for.
+IDLE = "idle"
+
+
+def tick_outcome(tick: dict[str, int], requested: int, threshold: int = 5) -> str:
+    """What the tick did, every count (`2 launched, 1 dead-letter, 1 below 5`), or `idle`; then how many
+    tokens are stuck, if any (`idle, 1 stuck`). The tick list shows the start of the cursor, which starts
+    with it (`{"why": "idle", …`)."""
     parts = [(requested, "launched")] + [
         (tick.get(key, 0), label)
         for key, label in (
             ("done", "recorded"),
             ("waiting", "waiting"),
-            ("below_threshold", "below 5"),
             ("invalid", "dead-letter"),
-            ("stuck", "stuck"),
+            ("below_threshold", f"below {threshold}"),
         )
     ]
+    # `stuck` is a gauge (tokens that gave up earlier), not work of this tick: it follows the outcome.
+    stuck = [f"{tick['stuck']} stuck"] if tick.get("stuck") else []
     happened = [f"{n} {label}" for n, label in parts if n]
     if not happened:
-        return "queue empty" if not tick["consumed"] else f"{tick['consumed']} consumed"
-    return happened[0] + ("+" if len(happened) > 1 else "")
+        return ", ".join([IDLE if not tick["consumed"] else f"{tick['consumed']} consumed", *stuck])
+    return ", ".join(happened + stuck)
 
 
 def stuck_report(inbox: RecordInbox) -> list[dict]:
@@ -177,8 +194,10 @@ def stuck_report(inbox: RecordInbox) -> list[dict]:
     description="Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "
     "interval shown as its frequency is only a floor, so no pass is skipped): drains token.flow (bounded per "
     "tick) into the record inbox and launches one record_token_job run per qualifying token without a marker "
-    "or an active run. A tick that starts no run is Skipped with the reason (queue empty, below threshold, "
-    "dead-lettered, already recorded, waiting for an active run); the cursor starts with a short `why`. Each "
+    "or an active run. A tick that starts no run is Skipped with the reason, which starts with every count "
+    "(`1 dead-letter, 1 below 5`) or `idle` (queue empty, nothing waiting); so does the cursor's `why`. A tick "
+    "that cannot reach RabbitMQ, MongoDB or Redis is Skipped with one line naming it (`FAILED — RabbitMQ "
+    "unreachable: …`). Each "
     "tick logs (and the cursor keeps, with running totals): consumed, invalid (dead-lettered to <queue>.dlq "
     "with the reason), below_threshold (acked, no run), queued (into the inbox), launched (new runs), "
     "relaunched (of which automatic relaunches after a failed run, with backoff), rerequested (an earlier "
@@ -193,6 +212,28 @@ def token_flow_sensor(
     recording: RecordingSettingsParam,
 ) -> dg.SensorResult:
     try:
+        return evaluate_tick(context, mongo, rabbitmq, recording)
+    except Exception as exc:
+        line = unreachable_service(exc)
+        if line is None:
+            raise
+        # A service that is down is one line naming it, not a traceback (docs/operations-ui.md).
+        context.log.error(line)
+        return dg.SensorResult(skip_reason=f"{UNREACHABLE_PREFIX}{line}")
+
+
+#: Starts the skip reason of a tick that could not reach a service (filter the Ticks tab on it).
+UNREACHABLE_PREFIX = "FAILED — "
+
+
+def evaluate_tick(
+    context: dg.SensorEvaluationContext,
+    mongo: MongoResource,
+    rabbitmq: RabbitMQResource,
+    recording: RecordingSettingsParam,
+) -> dg.SensorResult:
+    """Drain, plan, log; the result's cursor starts with what the tick did."""
+    try:
         threshold = recording.settings().af_threshold  # malformed → raises: nothing is consumed
     except SettingError as exc:
         raise SettingError(str(exc)) from None  # one paragraph naming the variable, no inner frames
@@ -205,7 +246,6 @@ def token_flow_sensor(
         context.log.warning(
             f"dead-lettered {count} token.flow message(s) to {dead_letter_queue(rabbitmq.queue)}: {reason}"
         )
-
     plan = plan_launches(
         inbox,
         store.tokens.find_existing_addresses,
@@ -215,8 +255,16 @@ def token_flow_sensor(
         ended_runs=lambda keys: ended_runs(context.instance, keys),
         lower_first_transfer=store.tokens.lower_first_transfer_at,
     )
-    tick = {
-        **drained.as_dict(),
+    tick = tick_counts(drained.as_dict(), plan, inbox)
+    warning = upstream_404_warning(context.instance)
+    stuck = log_tick(context, tick, inbox, warning)
+    requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
+    return tick_result(context.cursor, tick, requests, stuck, warning, threshold)
+
+
+def tick_counts(drained: dict[str, int], plan: LaunchPlan, inbox: RecordInbox) -> dict[str, int]:
+    return {
+        **drained,
         "launched": plan.new_launches,
         "relaunched": plan.relaunched,
         "rerequested": plan.rerequested,
@@ -225,7 +273,12 @@ def token_flow_sensor(
         "retrying": inbox.count_in_state(RETRYING),
         "stuck": inbox.count_in_state(STUCK),
     }
-    warning = upstream_404_warning(context.instance)
+
+
+def log_tick(
+    context: dg.SensorEvaluationContext, tick: dict[str, int], inbox: RecordInbox, warning: str | None
+) -> list[dict]:
+    """The tick's log lines (none on an idle tick); returns the stuck tokens for the cursor."""
     if warning:
         context.log.warning(warning)
     stuck = stuck_report(inbox) if tick["stuck"] else []
@@ -235,22 +288,29 @@ def token_flow_sensor(
             f"{line.get('last_failed_run_id', 'unknown')}: fix the cause, then launch record_token_job for it "
             "(or wait for its next event)"
         )
-    requests = [run_request(launch, rabbitmq.is_sandbox) for launch in plan.launches]
     if any(v for k, v in tick.items() if k not in ("retrying", "stuck")) or stuck:
         # an idle tick says so in the tick list; it does not fill the terminal every 5 s
         context.log.info("token.flow tick " + " ".join(f"{k}={v}" for k, v in tick.items()))
+    return stuck
+
+
+def tick_result(
+    cursor: str | None,
+    tick: dict[str, int],
+    requests: list[dg.RunRequest],
+    stuck: list[dict],
+    warning: str | None,
+    threshold: int,
+) -> dg.SensorResult:
     # `why` first: the tick list shows the start of the cursor, so each row says what the tick did
     # (the full reason of a skipped tick is its skip reason, on the status tag and in the tick's page).
-    cursor = json.dumps(
+    text = json.dumps(
         {
-            "why": tick_outcome(tick, len(requests)),
+            "why": tick_outcome(tick, len(requests), threshold),
             "last_tick": dict(sorted(tick.items())),
-            "totals": dict(sorted(_totals(context.cursor, tick).items())),
+            "totals": dict(sorted(_totals(cursor, tick).items())),
             "stuck_tokens": stuck,
         }
     )
-    return dg.SensorResult(
-        run_requests=requests or None,
-        skip_reason=None if requests else skip_reason(tick) + (f". WARNING: {warning}" if warning else ""),
-        cursor=cursor,
-    )
+    reason = None if requests else skip_reason(tick, threshold) + (f". WARNING: {warning}" if warning else "")
+    return dg.SensorResult(run_requests=requests or None, skip_reason=reason, cursor=text)

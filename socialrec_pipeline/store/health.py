@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import DESCENDING
+from pymongo.collection import Collection as MongoCollection
 from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
@@ -46,6 +47,8 @@ from socialrec_pipeline.store.collections import TOKENS, collection
 
 #: A database handle whose documents are plain dicts.
 Db = Database[dict[str, Any]]
+Collection = MongoCollection[dict[str, Any]]
+Figures = dict[str, float | int]
 
 INBOX = "record_inbox"
 OPEN_INBOX_STATES = ("pending", "launched", "retrying")
@@ -74,6 +77,17 @@ def recording_health(
     return read_recording_health(db, now, paid_platforms, scan_limit=scan_limit).figures
 
 
+#: The figures of the URL group (one scan of `tokens`).
+URL_GROUP_NAMES = (
+    "tokens_scanned",
+    *(f"urls_{s}" for s in FetchStatus),
+    "retryable_backlog",
+    "exhausted",
+    *(f"{k}_{p}" for p in Platform for k in ("attempts_last_hour", "errors_last_hour", "error_rate")),
+    "paid_calls_last_hour",
+)
+
+
 def read_recording_health(
     db: Db,
     now: datetime,
@@ -86,55 +100,53 @@ def read_recording_health(
     hour_ago = now - timedelta(hours=1)
     reading = HealthReading({})
     figures = reading.figures
-
-    def read(names: tuple[str, ...], query: Callable[[], None], label: str | None = None) -> None:
-        try:
-            query()
-        except PyMongoError as exc:
-            for name in names:
-                figures[name] = UNKNOWN
-            for name in [label] if label else names:
-                reading.unknown[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
-
-    def recorded_last_hour() -> None:
-        figures["tokens_recorded_last_hour"] = tokens.count_documents(
-            {"discovered_at": {"$gte": hour_ago}}, hint="idx_tokens_discovered", maxTimeMS=max_time_ms
-        )
-
-    def last_recorded() -> None:
-        newest = tokens.find_one(
-            {}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered",
-            max_time_ms=max_time_ms,
-        )
-        if newest and isinstance(newest.get("discovered_at"), datetime):
-            figures["last_recorded_age_min"] = round((now - newest["discovered_at"]).total_seconds() / 60, 1)
-        else:
-            figures["last_recorded_age_min"] = -1  # none recorded yet (a known fact, not unknown)
-
-    read(("tokens_recorded_last_hour",), recorded_last_hour)
-    read(("last_recorded_age_min",), last_recorded)
-    url_names = (
-        "tokens_scanned", *(f"urls_{s}" for s in FetchStatus), "retryable_backlog", "exhausted",
-        *(f"{k}_{p}" for p in Platform for k in ("attempts_last_hour", "errors_last_hour", "error_rate")),
-        "paid_calls_last_hour",
+    _read(reading, ("tokens_recorded_last_hour",), lambda: _recorded_last_hour(tokens, figures, hour_ago, max_time_ms))
+    _read(reading, ("last_recorded_age_min",), lambda: _last_recorded(tokens, figures, now, max_time_ms))
+    _read(
+        reading,
+        URL_GROUP_NAMES,
+        lambda: _url_figures(db, reading, hour_ago, paid_platforms, scan_limit, max_time_ms),
+        URL_FIGURES,
     )
-    read(
-        url_names, lambda: _url_figures(db, reading, hour_ago, paid_platforms, scan_limit, max_time_ms), URL_FIGURES
-    )
-
     inbox = db.get_collection(INBOX)
-
-    def inbox_figures() -> None:
-        figures["inbox_open"] = inbox.count_documents(
-            {"state": {"$in": list(OPEN_INBOX_STATES)}}, hint="idx_inbox_state", maxTimeMS=max_time_ms
-        )
-        figures["inbox_stuck"] = inbox.count_documents(
-            {"state": "stuck"}, hint="idx_inbox_state", maxTimeMS=max_time_ms
-        )
-        figures["inbox_total"] = inbox.estimated_document_count(maxTimeMS=max_time_ms)
-
-    read(("inbox_open", "inbox_stuck", "inbox_total"), inbox_figures)
+    _read(reading, ("inbox_open", "inbox_stuck", "inbox_total"), lambda: _inbox_figures(inbox, figures, max_time_ms))
     return reading
+
+
+def _read(reading: HealthReading, names: tuple[str, ...], query: Callable[[], None], label: str | None = None) -> None:
+    """Run one query; when MongoDB fails it, its figures are UNKNOWN and named (or `label`) with why."""
+    try:
+        query()
+    except PyMongoError as exc:
+        for name in names:
+            reading.figures[name] = UNKNOWN
+        for name in [label] if label else names:
+            reading.unknown[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+def _recorded_last_hour(tokens: Collection, figures: Figures, hour_ago: datetime, max_time_ms: int) -> None:
+    figures["tokens_recorded_last_hour"] = tokens.count_documents(
+        {"discovered_at": {"$gte": hour_ago}}, hint="idx_tokens_discovered", maxTimeMS=max_time_ms
+    )
+
+
+def _last_recorded(tokens: Collection, figures: Figures, now: datetime, max_time_ms: int) -> None:
+    newest = tokens.find_one(
+        {}, {"discovered_at": 1}, sort=[("discovered_at", DESCENDING)], hint="idx_tokens_discovered",
+        max_time_ms=max_time_ms,
+    )
+    if newest and isinstance(newest.get("discovered_at"), datetime):
+        figures["last_recorded_age_min"] = round((now - newest["discovered_at"]).total_seconds() / 60, 1)
+    else:
+        figures["last_recorded_age_min"] = -1  # none recorded yet (a known fact, not unknown)
+
+
+def _inbox_figures(inbox: Collection, figures: Figures, max_time_ms: int) -> None:
+    figures["inbox_open"] = inbox.count_documents(
+        {"state": {"$in": list(OPEN_INBOX_STATES)}}, hint="idx_inbox_state", maxTimeMS=max_time_ms
+    )
+    figures["inbox_stuck"] = inbox.count_documents({"state": "stuck"}, hint="idx_inbox_state", maxTimeMS=max_time_ms)
+    figures["inbox_total"] = inbox.estimated_document_count(maxTimeMS=max_time_ms)
 
 
 def _url_figures(

@@ -12,7 +12,15 @@ from dagster._core.storage.partition_status_cache import get_and_update_asset_st
 from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
 from socialrec_pipeline.defs.definitions import defs
-from socialrec_pipeline.defs.health import keeping_up, recording_health, recording_health_job, stalled
+from socialrec_pipeline.defs.health import (
+    PLOTTED,
+    health_due,
+    keeping_up,
+    recording_health,
+    recording_health_job,
+    recording_health_sensor,
+    stalled,
+)
 from socialrec_pipeline.defs.integrity import integrity_checks, integrity_job
 from socialrec_pipeline.defs.reconcile import reconcile_partitions, reconcile_start
 from socialrec_pipeline.defs.resources import MongoResource, RabbitMQResource, RecordingSettingsResource
@@ -204,15 +212,24 @@ def test_recording_health_plots_numbers_and_turns_red_when_work_waits(instance, 
 
     result = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
     (materialization,) = result.asset_materializations_for_node("recording_health")
-    md = {k: v.value for k, v in materialization.metadata.items()}
-    assert md["tokens_recorded_last_hour"] == 0
-    assert (md["urls_ok"], md["urls_error"], md["urls_skipped_paid"], md["urls_exhausted"]) == (2, 1, 1, 1)
-    assert md["retryable_backlog"] == 2 and md["exhausted"] == 1
-    assert (md["attempts_last_hour_x"], md["errors_last_hour_x"], md["error_rate_x"]) == (2, 1, 0.5)
+    entries = materialization.metadata
+    md = {k: v.value for k, v in entries.items()}
+    # the verdict first: 5 h without a token while work waits is down
+    assert next(iter(entries)) == "verdict" and md["verdict"].startswith("down: nothing is being recorded")
+    numeric = [k for k, v in md.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    assert numeric == [k for k in PLOTTED if k in numeric] and len(numeric) <= 8  # the plots, in order
+    assert md["tokens_recorded_last_hour"] == 0 and md["retryable_backlog"] == 2
+    assert md["error_rate_last_hour"] == 0.3333  # 1 error in 3 calls (x twice, ig once)
     assert md["paid_calls_last_hour"] == 1  # the Instagram call; the skipped TikTok made none
     assert (md["inbox_open"], md["queue_depth"], md["dead_letter_depth"]) == (1, 1, 0)
-    assert md["unknown_figures"] == {} and md["figures_unknown"] == 0  # every figure was read
-    assert all(isinstance(v, (int, float)) for k, v in md.items() if k != "unknown_figures")  # every figure is plotted
+    figures = md["figures"]
+    assert (figures["urls_ok"], figures["urls_error"], figures["urls_skipped_paid"], figures["urls_exhausted"]) == (
+        2, 1, 1, 1
+    )
+    rows = {r.data["platform"]: r.data for r in md["providers_last_hour"].records}
+    assert (rows["x"]["attempts"], rows["x"]["errors"], rows["x"]["error_rate"]) == (2, 1, 0.5)
+    assert md["providers_last_hour"].records[0].data["platform"] == "x"  # busiest first
+    assert md["unknown_figures"] == {}  # every figure was read
     (check,) = result.get_asset_check_evaluations()
     assert check.check_name == "keeping_up" and not check.passed  # 5 h without a token, work waiting
 
@@ -252,7 +269,7 @@ def test_broker_down_makes_keeping_up_warn_not_green(instance, mongo_uri, fresh_
     result = _health_job(mongo_uri, fresh_db.name, broker, broker_url=down).execute_in_process(instance=instance)
     (materialization,) = result.asset_materializations_for_node("recording_health")
     md = materialization.metadata
-    assert md["queue_depth"].value == -1 and md["figures_unknown"].value == 2
+    assert md["queue_depth"].value == -1 and md["verdict"].value.startswith("degraded: could not read")
     assert set(md["unknown_figures"].value) == {"queue_depth", "dead_letter_depth"}
     (check,) = result.get_asset_check_evaluations()
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
@@ -276,3 +293,47 @@ def test_an_integrity_check_that_read_only_part_is_warn_with_its_coverage_never_
     found = CheckOutcome("link_depth", False, 3, ["a"], {}, "2 of ~5 read", complete=False)
     failed = check_result(found, dg.AssetCheckSeverity.ERROR)
     assert not failed.passed and failed.severity == dg.AssetCheckSeverity.ERROR  # violations keep their severity
+
+
+def test_health_is_due_at_start_and_after_a_newer_deployment_check():
+    assert health_due(None, None) is not None  # a new deployment: materialize now
+    assert health_due(100.0, None) is None
+    assert health_due(100.0, 50.0) is None
+    assert "deployment_ready" in (health_due(100.0, 150.0) or "")
+
+
+def test_the_health_sensor_requests_a_run_on_a_fresh_instance_then_skips(mongo_uri, fresh_db, broker):
+    RecordInbox(fresh_db).ensure_indexes()
+    with dg.instance_for_test() as instance:  # a new deployment: never materialized
+        request = recording_health_sensor(dg.build_sensor_context(instance=instance))
+        assert isinstance(request, dg.RunRequest)
+        _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
+        assert isinstance(recording_health_sensor(dg.build_sensor_context(instance=instance)), dg.SkipReason)
+
+
+def test_health_runs_every_15_minutes_without_the_doctor():
+    schedule = defs.get_repository_def().get_schedule_def("recording_health_schedule")
+    assert schedule.cron_schedule == "*/15 * * * *"
+    job = defs.get_repository_def().get_job("recording_health_job")
+    checks = {key.name for key in job.asset_layer.asset_graph.asset_check_keys}
+    assert "keeping_up" in checks and "deployment_ready" not in checks
+
+
+def test_a_failed_deployment_check_makes_the_health_verdict_down_naming_the_blocker(mongo_uri, fresh_db, broker):
+    RecordInbox(fresh_db).ensure_indexes()
+    fresh_db.tokens.insert_one({"address": "TokNew", "discovered_at": datetime.now(UTC), "social_urls": []})
+    with dg.instance_for_test() as instance:
+        instance.report_runless_asset_event(
+            dg.AssetCheckEvaluation(
+                asset_key=dg.AssetKey("recording_health"),
+                check_name="deployment_ready",
+                passed=False,
+                severity=dg.AssetCheckSeverity.ERROR,
+                description="down: soltracker — key refused, set SOL_TRACKER_API_KEY (19 ok, 0 warn, 1 fail)",
+            )
+        )
+        result = _health_job(mongo_uri, fresh_db.name, broker).execute_in_process(instance=instance)
+        (materialization,) = result.asset_materializations_for_node("recording_health")
+        assert materialization.metadata["verdict"].value == "down: soltracker — key refused, set SOL_TRACKER_API_KEY"
+        # the doctor's evaluation is older than this materialization: the sensor waits for the schedule
+        assert isinstance(recording_health_sensor(dg.build_sensor_context(instance=instance)), dg.SkipReason)

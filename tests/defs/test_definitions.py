@@ -37,6 +37,7 @@ NAMES = {
         "alert_on_check_and_stuck_token",
         "alert_on_run_failure",
         "deployment_ready_sensor",
+        "recording_health_sensor",
         "token_flow_sensor",
     ],
 }

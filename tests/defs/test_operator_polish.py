@@ -84,14 +84,32 @@ def test_the_tick_list_shows_what_each_tick_did(instance, broker, stream_resourc
     from .test_token_flow_sensor import tick
 
     idle = tick(instance, stream_resources)
-    assert idle.cursor.startswith('{"why": "queue empty"')
-    assert "token.flow queue empty" in idle.skip_reason.skip_message
+    assert idle.cursor.startswith('{"why": "idle"')  # an idle tick does not read as work
+    assert idle.skip_reason.skip_message.startswith("idle — token.flow queue empty")
     broker.publish(flow(QUALIFYING_ADDRESSES[0], 9))
     broker.publish(flow(QUALIFYING_ADDRESSES[1], 2))
+    broker.publish(b"not json")
     busy = tick(instance, stream_resources, cursor=idle.cursor)
-    assert json.loads(busy.cursor)["why"] == "1 launched+"  # and one below the threshold
-    assert tick_outcome({"consumed": 3, "done": 1, "waiting": 0, "below_threshold": 0, "invalid": 0}, 0) == "1 recorded"
-    assert tick_outcome({"consumed": 0, "done": 0, "waiting": 2, "below_threshold": 0, "invalid": 0}, 0) == "2 waiting"
+    assert json.loads(busy.cursor)["why"] == "1 launched, 1 dead-letter, 1 below 5"  # every count
+    quiet = {"consumed": 3, "done": 1, "waiting": 0, "below_threshold": 0, "invalid": 0}
+    assert tick_outcome(quiet, 0) == "1 recorded"
+    nothing = {"consumed": 0, "done": 0, "waiting": 0, "below_threshold": 0, "invalid": 0}
+    assert tick_outcome({**nothing, "stuck": 2}, 0) == "idle, 2 stuck"  # a gauge, not this tick's work
+    assert tick_outcome({**nothing, "stuck": 1}, 1) == "1 launched, 1 stuck"
+    assert tick_outcome({**quiet, "done": 0, "waiting": 2, "invalid": 1, "below_threshold": 3}, 0, 7) == (
+        "2 waiting, 1 dead-letter, 3 below 7"
+    )
+
+
+def test_a_skipped_tick_starts_with_every_count(instance, broker, stream_resources):
+    from .test_token_flow_sensor import tick
+
+    tick(instance, stream_resources)  # drain what an earlier test left
+    broker.publish(flow(QUALIFYING_ADDRESSES[1], 2))
+    broker.publish(b"not json")
+    skipped = tick(instance, stream_resources)
+    assert not skipped.run_requests
+    assert skipped.skip_reason.skip_message.startswith("1 dead-letter, 1 below 5 — 2 message(s)")
 
 
 def test_a_malformed_setting_fails_the_tick_with_one_paragraph_naming_it(instance, broker, stream_resources):
@@ -153,3 +171,15 @@ def test_a_malformed_setting_fails_a_run_with_one_paragraph_naming_it(
     )
     assert "\n" not in data.user_failure_data.description
     assert data.error.cause is None  # no chained stack trace under the message
+
+
+def test_every_external_asset_says_runs_write_it():
+    from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+
+    for spec in COLLECTION_SPECS:
+        text = spec.description or ""
+        assert "Written by " in text and "not by a materialization" in text, spec.key
+        assert "Report materialization event" not in text  # never an invitation to the button
+    by_key = {spec.key.to_user_string(): spec.description or "" for spec in COLLECTION_SPECS}
+    assert "Written by token_flow_sensor's ticks" in by_key["record_inbox"]
+    assert "metric_refresh_job" in by_key["metric_series"] and "metric_refresh_job" not in by_key["tokens"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from socialrec_pipeline.defs.record_token import mapping_key, record_token_job
+from socialrec_pipeline.defs.record_token import mapping_key, mapping_keys, record_token_job
 from socialrec_pipeline.recording.locks import TokenLocks, open_redis
 from socialrec_pipeline.recording.processor import PlannedUrl
+from socialrec_pipeline.routing.route import route
 
 from .jobs_fixtures import (
     SOLTRACKER_KEY,
@@ -100,7 +103,29 @@ def test_locked_token_is_skipped_quietly(fixtures, instance, mongo_uri, fresh_db
 
 def test_mapping_keys_are_valid_step_key_suffixes():
     key = mapping_key(PlannedUrl(url="https://example.com/a?b=c|d", raw_url="x", source_field=None, routed=None))
-    assert key.replace("_", "").isalnum() and key.startswith("none_")
+    assert key == "none_example_com_a_b_c_d"
+
+
+def _planned(url: str) -> PlannedUrl:
+    routed = route(url)
+    return PlannedUrl(url=routed.canonical_url if routed else url, raw_url=url, source_field="website", routed=routed)
+
+
+def test_step_keys_carry_the_platform_and_a_readable_part_of_the_url():
+    keys = mapping_keys([_planned("https://x.com/someone/status/1790000000000000001"), _planned("https://t.me/somegroup")])
+    assert sorted(keys.values()) == ["telegram_channel_somegroup", "x_tweet_1790000000000000001"]
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", key) for key in keys.values())  # Dagster's mapping-key rule
+
+
+def test_step_keys_get_a_hash_only_when_two_urls_would_share_one():
+    long_a = _planned("https://example.com/a-very-long-path-that-is-cut-here/one")
+    long_b = _planned("https://example.com/a-very-long-path-that-is-cut-here/two")
+    alone = _planned("https://github.com/owner/repo")
+    keys = mapping_keys([long_a, long_b, alone])
+    assert len(set(keys.values())) == 3  # unique in the run
+    assert keys[alone.url] == mapping_key(alone)  # no hash where none is needed
+    readable = mapping_key(long_a)
+    assert keys[long_a.url].startswith(readable + "_") and len(keys[long_a.url]) == len(readable) + 7
 
 
 def test_a_step_in_another_process_keeps_or_takes_back_the_lock_but_never_steals_it(redis_url):

@@ -182,8 +182,8 @@ def test_mongo_outage_during_a_tick_acknowledges_nothing_it_could_not_persist(
 
     with monkeypatch.context() as patch:
         patch.setattr(RecordInbox, "accept", outage)
-        with pytest.raises(AutoReconnect):
-            tick(instance, stream_resources)
+        failed = tick(instance, stream_resources)  # one line naming the service, not a traceback
+        assert failed.skip_reason.skip_message.startswith("FAILED — MongoDB unreachable: check that it runs")
 
     assert broker.depth(broker.queue) == 3  # nothing acknowledged, nothing lost
     assert broker.depth(broker.dlq) == 0
@@ -207,3 +207,43 @@ def test_run_request_config_is_built_from_the_typed_op_config_and_fits_the_job()
     prepare = request.run_config["ops"]["prepare"]["config"]
     assert prepare["token_address"] == launch.token_address and prepare["symbol"] == "SOL"
     assert dg.validate_run_config(record_token_job, request.run_config)
+
+
+def test_a_tick_that_cannot_reach_rabbitmq_says_so_in_one_line(instance, stream_resources):
+    from socialrec_pipeline.defs.resources import RabbitMQResource
+
+    down = {**stream_resources, "rabbitmq": RabbitMQResource(url="amqp://guest:guest@127.0.0.1:1/%2F")}
+    result = tick(instance, down, cursor='{"totals": {"launched": 4}}')
+    message = result.skip_reason.skip_message
+    assert message.startswith("FAILED — RabbitMQ unreachable: check that the broker runs and RABBITMQ_URL")
+    assert "\n" not in message and "Traceback" not in message
+    assert result.cursor is None  # the totals so far are kept
+
+
+def test_a_tick_that_cannot_reach_mongodb_says_so_in_one_line(instance, broker, stream_resources):
+    from socialrec_pipeline.defs.resources import MongoResource
+
+    broker.publish(flow(QUALIFYING_ADDRESSES[0], 6))
+    down = {**stream_resources, "mongo": MongoResource(uri="mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500")}
+    result = tick(instance, down)
+    assert result.skip_reason.skip_message.startswith("FAILED — MongoDB unreachable")
+    assert broker.depth(broker.queue) == 1  # nothing acknowledged
+    tick(instance, stream_resources)  # leave the queue empty for the next test
+
+
+def test_an_error_that_is_not_a_service_outage_keeps_its_traceback():
+    from pymongo.errors import DuplicateKeyError
+    from redis import ConnectionError as RedisConnectionError
+
+    from socialrec_pipeline.stream.unreachable import unreachable_service
+
+    assert unreachable_service(ValueError("a bug")) is None
+    assert unreachable_service(DuplicateKeyError("dup")) is None
+    assert (unreachable_service(RedisConnectionError("refused")) or "").startswith("Redis unreachable")
+    try:
+        try:
+            raise RedisConnectionError("refused")
+        except RedisConnectionError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert (unreachable_service(outer) or "").startswith("Redis unreachable")  # found through the cause
