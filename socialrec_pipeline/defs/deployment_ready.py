@@ -35,6 +35,9 @@ DESCRIPTION = (
     "the platform keys, the Dagster daemon, sensor, schedules and paid pool, the SOCIALREC_* settings. Fails "
     "naming the first blocker; every row is in the metadata."
 )
+#: Each doctor check's limit inside the asset check: longer than the CLI's 10 s, because the check shares the
+#: daemon's machine with the runs it watches, and a slow answer under load must not read as a broken key.
+CHECK_TIMEOUT_S = 30.0
 
 
 def doctor_check_result(rows: list[doctor.Finding]) -> dg.AssetCheckResult:
@@ -79,7 +82,9 @@ def build_deployment_ready(
     def deployment_ready(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         """The deployment's dependencies checked for real (`socialrec doctor`); fails naming the first blocker."""
         instance = context.instance
-        ctx = doctor.DoctorContext(resources=resources_fn(), instance=lambda: instance, definitions=definitions_fn)
+        ctx = doctor.DoctorContext(
+            resources=resources_fn(), instance=lambda: instance, definitions=definitions_fn, timeout_s=CHECK_TIMEOUT_S
+        )
         rows = doctor.run_checks(ctx)
         context.log.info(doctor.headline(rows))
         return doctor_check_result(rows)

@@ -22,7 +22,7 @@ import pytest
 
 from socialrec_pipeline import cli
 from socialrec_pipeline.defs import doctor
-from socialrec_pipeline.defs.deployment_ready import build_deployment_ready, deployment_ready_sensor
+from socialrec_pipeline.defs.deployment_ready import CHECK_TIMEOUT_S, build_deployment_ready, deployment_ready_sensor
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     GitHubResource,
@@ -543,6 +543,20 @@ def test_deployment_ready_check_names_the_first_blocker(resources):
     assert "soltracker" in result.metadata["first_blocker"].value
     assert "| dagster.daemon | fail |" in result.metadata["checks"].value
     assert "nope-1234" not in json.dumps({k: str(v.value) for k, v in result.metadata.items()})
+
+
+def test_the_asset_check_gives_each_doctor_check_a_longer_limit_than_the_cli(resources, monkeypatch):
+    seen = []
+
+    def capture(ctx, *_a, **_k):
+        seen.append(ctx.timeout_s)
+        return []
+
+    monkeypatch.setattr(doctor, "run_checks", capture)
+    check = build_deployment_ready(lambda: resources, definitions_fn=_defs)
+    with dg.instance_for_test() as instance:
+        check(dg.build_asset_check_context(instance=instance))
+    assert seen == [CHECK_TIMEOUT_S] and CHECK_TIMEOUT_S > doctor.DEFAULT_TIMEOUT_S
 
 
 def test_the_sensor_runs_the_check_at_start_then_not_before_an_hour(resources):
