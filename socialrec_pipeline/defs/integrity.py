@@ -6,6 +6,7 @@ all; `integrity_schedule` runs it daily, and any check can be run on demand from
 Checks tab or by launching the job.
 """
 
+import os
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -14,11 +15,11 @@ import dagster as dg
 from socialrec_pipeline.defs.resources import MongoResource
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
 from socialrec_pipeline.store import integrity
-from socialrec_pipeline.stream.intake import TickLimits
+from socialrec_pipeline.stream.intake import tick_limits_from_env
 
 #: The stream's relaunch cap: every backoff step of a failing token, its relaunch grace, and an hour
 #: of margin. An open inbox entry whose last event is older was neither recorded nor given up.
-_LIMITS = TickLimits()
+_LIMITS = tick_limits_from_env(os.environ)
 INBOX_MAX_AGE = sum(_LIMITS.backoff, _LIMITS.relaunch_grace) + timedelta(hours=1)
 
 ERROR = dg.AssetCheckSeverity.ERROR

@@ -11,6 +11,7 @@ the step claims a slot of the same pool around that one call (`defs/paid_pool.py
 """
 
 import hashlib
+import os
 import re
 import textwrap
 from collections import Counter
@@ -47,7 +48,7 @@ from socialrec_pipeline.recording.paid import HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.settings import RecordingSettings
-from socialrec_pipeline.stream.intake import TickLimits
+from socialrec_pipeline.stream.intake import tick_limits_from_env
 
 
 class RecordTokenConfig(dg.Config):
@@ -249,7 +250,9 @@ def _minutes(delay) -> str:
 
 #: The sensor's automatic relaunch schedule, in words (stream/intake.py `TickLimits.backoff`).
 RELAUNCH_SCHEDULE = (
-    "after " + ", ".join(_minutes(d) for d in TickLimits().backoff) + " minutes (each counted from the end of the "
+    "after "
+    + ", ".join(_minutes(d) for d in tick_limits_from_env(os.environ).backoff)
+    + " minutes (each counted from the end of the "
     "run before)"
 )
 

@@ -8,6 +8,7 @@ so a re-yield after a crash is deduplicated by Dagster.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -30,9 +31,9 @@ from socialrec_pipeline.stream.intake import (
     EndedRun,
     Launch,
     LaunchPlan,
-    TickLimits,
     TokenFlowDrain,
     plan_launches,
+    tick_limits_from_env,
 )
 from socialrec_pipeline.stream.unreachable import unreachable_service
 
@@ -47,7 +48,7 @@ ACTIVE_STATUSES = [
     dg.DagsterRunStatus.CANCELING,
 ]
 
-TICK_LIMITS = TickLimits()
+TICK_LIMITS = tick_limits_from_env(os.environ)
 
 
 def active_tokens(instance: dg.DagsterInstance) -> set[str]:

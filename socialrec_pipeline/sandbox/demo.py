@@ -19,7 +19,7 @@ from typing import TextIO
 
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify, github, reddit, telegram, urlscan, x, youtube
-from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
+from socialrec_pipeline.sandbox.soltracker import FAILING_KEY, SolTrackerFixture, upstream_token
 
 SANDBOX_ENV = "sandbox"
 #: The sandbox's own exchange: sample events never reach the queues bound to the producer's one.
@@ -28,6 +28,7 @@ DEFAULT_PORT_BASE = 18080
 SOLTRACKER_KEY = "sandbox-soltracker-key"
 X_KEY = "sandbox-x-key"
 YOUTUBE_KEY = "sandbox-youtube-key"
+SANDBOX_BACKOFF_MINUTES = "0.2,0.2,0.2"
 
 # Real-looking mint addresses (base58); the first is the contract's example.
 POPCAT = "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr"
@@ -129,6 +130,8 @@ def environment(urls: dict[str, str], env: str = SANDBOX_ENV) -> dict[str, str]:
         "REDDIT_BASE_URL": urls["reddit"],
         "URLSCAN_BASE_URL": urls["urlscan"],
         "URLSCAN_API_KEY": urlscan.DEMO_API_KEY,
+        # Three short relaunches: the demo's failing token gives up (`stuck`) within minutes, not hours.
+        "SOCIALREC_RELAUNCH_BACKOFF_MINUTES": SANDBOX_BACKOFF_MINUTES,
     }
 
 
@@ -182,6 +185,19 @@ def sample_events(now: datetime, addresses: tuple[str, str, str] = (POPCAT, PUMP
     ]
 
 
+def stuck_demo_token(now: datetime, address: str) -> dict:
+    """A qualifying token the SolTracker stand-in knows but always answers 503 for: its runs fail, the
+    sensor relaunches it with the sandbox's short backoff, and it ends `stuck` (the stuck-tokens table,
+    the `inbox_not_stuck` check and the alert all get a row)."""
+    last = (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {**upstream_token(address, af=6, symbol="STUCK", last_transfer=last), FAILING_KEY: True}
+
+
+def stuck_event(now: datetime, address: str) -> bytes:
+    return json.dumps({"tokenAddress": address, "totalInvestedAlphaFinders": 6, "symbol": "STUCK",
+                       "flowAt": int(now.timestamp() * 1000)}).encode()
+
+
 def register_tokens(soltracker_url: str, rows: list[dict], api_key: str = SOLTRACKER_KEY) -> None:
     """Add token rows to a running SolTracker stand-in (`socialrec sandbox serve`)."""
     import httpx
@@ -210,14 +226,17 @@ def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange:
         raise SystemExit("refusing to publish sample events with SOCIALREC_ENV=prod")
     now = datetime.now(UTC)
     addresses = (POPCAT, PUMPKIT, QUIET)
+    events = []
     if soltracker_url:
         addresses = (fresh_address(), fresh_address(), fresh_address())
-        register_tokens(soltracker_url, demo_tokens(now, addresses))
+        failing = fresh_address()
+        register_tokens(soltracker_url, [*demo_tokens(now, addresses), stuck_demo_token(now, failing)])
+        events.append(("stuck (its upstream lookup always fails)", stuck_event(now, failing)))
     queue = queue_name_for(env)
     connection = open_connection(rabbitmq_url)
     try:
         channel = declare_topology(connection, queue, exchange)
-        for what, body in sample_events(now, addresses):
+        for what, body in [*sample_events(now, addresses), *events]:
             channel.basic_publish(exchange, ROUTING_KEY, body,
                                   pika.BasicProperties(content_type="application/json", delivery_mode=2))
             out.write(f"published {what}: {body[:90].decode(errors='replace')}\n")

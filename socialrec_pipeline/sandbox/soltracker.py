@@ -19,6 +19,8 @@ from socialrec_pipeline.sandbox.fixture_server import Faults, FixtureServer, Rep
 TOKEN_PATH_PREFIX = "/api/v1/tokens/"
 LIST_PATH = "/api/v1/tokens"
 ADMIN_PATH = "/sandbox/tokens"
+#: A token row with this key set is answered 503 by the one-token route (the demo's stuck token).
+FAILING_KEY = "sandboxFailing"
 
 
 class SolTrackerFixture:
@@ -95,6 +97,8 @@ class SolTrackerFixture:
             token = self._tokens.get(address)
         if token is None:
             return Reply.json({"message": "Token not found"}, status=404)
+        if token.get(FAILING_KEY):  # the demo's token that never records: an upstream outage for it alone
+            return Reply.json({"message": "Service Unavailable"}, status=503)
         return Reply.json(_public(token))
 
     def _list(self, request: Request) -> Reply:
@@ -132,7 +136,7 @@ def _bound(value: str | None) -> datetime | None:
 
 
 def _public(token: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in token.items() if k != "afGroupIds"}
+    return {k: v for k, v in token.items() if k not in ("afGroupIds", FAILING_KEY)}
 
 
 def upstream_token(

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pika
@@ -37,38 +37,16 @@ from socialrec_pipeline.stream.inbox import (
     rejects_content,
     run_key,
 )
+from socialrec_pipeline.stream.limits import (  # noqa: F401  (re-exported: the sensor's limits live there)
+    BACKOFF_VARIABLE,
+    DEFAULT_BACKOFF_MINUTES,
+    TickLimits,
+    relaunch_backoff,
+    tick_limits_from_env,
+)
 
-
-@dataclass(frozen=True)
-class TickLimits:
-    #: Dagster kills a tick after 60 s; the drain stops well before, leaving time to plan launches.
-    max_seconds: float = 15.0
-    max_messages: int = 50_000
-    #: How long an empty queue is waited on before the drain ends.
-    idle_timeout_s: float = 0.1
-    prefetch: int = 1_000
-    ack_every: int = 500
-    #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
-    max_launches: int = 500
-    #: A launched entry with neither an active nor an ended run is re-requested (same run key, so
-    #: harmless) for this long, covering a tick whose requests were lost after the inbox was
-    #: updated; it is also the shortest interval between two launches of one token that events
-    #: ask for (same as the unknown-token cache TTL). A run that ended goes to the backoff at once.
-    relaunch_grace: timedelta = timedelta(minutes=5)
-    #: Automatic relaunches of a token whose run ended without a marker for a reason a later run
-    #: can fix, each this long after the tick that saw the previous run end (the grace above is not
-    #: added: it only covers a request that never became a run); after the last one the entry is
-    #: `stuck` (visible, relaunched only by a new event). A new event resets the count. 7 runs over
-    #: 3 h 21 min plus the runs' own time: a Redis, MongoDB or SolTracker outage of that length is an
-    #: incident an operator is already looking at.
-    backoff: tuple[timedelta, ...] = tuple(timedelta(minutes=m) for m in (1, 5, 15, 60, 60, 60))
-    #: How often a resting entry (`idle`, `stuck`) is checked for a marker written elsewhere
-    #: (reconcile, a manual run), which removes it.
-    sweep_interval: timedelta = timedelta(minutes=10)
-    #: An `idle` entry (green run, nothing recorded: unknown upstream) with no event for this long
-    #: is removed; a new event creates it again. Keeps `record_inbox` bounded.
-    idle_retention: timedelta = timedelta(days=7)
-
+#: The limits when a caller names none (frozen: one instance serves every default).
+DEFAULT_LIMITS = TickLimits()
 
 @dataclass
 class DrainCounts:
@@ -111,7 +89,7 @@ class TokenFlowDrain:
         queue: str,
         inbox: RecordInbox,
         threshold: int,
-        limits: TickLimits = TickLimits(),
+        limits: TickLimits = DEFAULT_LIMITS,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         exchange: str = EXCHANGE,
     ) -> None:
@@ -321,7 +299,7 @@ def plan_launches(
     existing_addresses: Callable[[Sequence[str]], Collection[str]],
     active_tokens: Collection[str],
     now: datetime,
-    limits: TickLimits = TickLimits(),
+    limits: TickLimits = DEFAULT_LIMITS,
     ended_runs: Callable[[Sequence[str]], Mapping[str, EndedRun]] = lambda keys: {},
     lower_first_transfer: Callable[[Mapping[str, datetime]], object] = lambda earliest: None,
 ) -> LaunchPlan:

@@ -152,3 +152,35 @@ def test_the_code_location_uses_the_producers_exchange_unless_told_otherwise():
         == demo.SANDBOX_EXCHANGE
         != "solTokenFlowTopicExchange"
     )
+
+
+def test_publish_adds_a_token_whose_upstream_lookup_always_fails_and_the_sandbox_gives_up_fast(broker, tmp_path):
+    import re
+
+    import httpx
+
+    from socialrec_pipeline.stream.intake import relaunch_backoff
+
+    with serving(tmp_path) as env:
+        out = io.StringIO()
+        assert (
+            demo.publish(
+                out,
+                rabbitmq_url=broker.url,
+                env=broker.env,
+                exchange=broker.exchange,
+                soltracker_url=env["SOL_TRACKER_BASE_URL"],
+            )
+            == 0
+        )
+        line = next(line for line in out.getvalue().splitlines() if line.startswith("published stuck"))
+        address = re.search(r'"tokenAddress": "([1-9A-HJ-NP-Za-km-z]{32,44})"', line).group(1)
+        headers = {"x-api-key": env["SOL_TRACKER_API_KEY"]}
+        base = env["SOL_TRACKER_BASE_URL"]
+        assert httpx.get(f"{base}/api/v1/tokens/{address}", headers=headers, timeout=5).status_code == 503
+        listed = httpx.get(f"{base}/api/v1/tokens", headers=headers, timeout=5).json()["items"]
+        assert all("sandboxFailing" not in row for row in listed)  # the stand-in's flag never leaks
+    assert broker.depth(broker.queue) == 6  # the five samples and the stuck one
+    # Three short relaunches in the sandbox: the token gives up within minutes.
+    backoff = relaunch_backoff(env)
+    assert len(backoff) == 3 and sum(step.total_seconds() for step in backoff) < 60
