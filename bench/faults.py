@@ -57,7 +57,7 @@ from bson import ObjectId  # noqa: E402
 RUN_KEY_TAG = "dagster/run_key"  # the run key's documented tag name (no import of Dagster internals)
 from pymongo import MongoClient  # noqa: E402
 
-from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
+from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus, start_own_rabbit  # noqa: E402
 from socialrec_pipeline.defs import token_flow  # noqa: E402
 from socialrec_pipeline.defs.record_token import record_token_job  # noqa: E402
 from socialrec_pipeline.defs.resources import (  # noqa: E402
@@ -565,17 +565,13 @@ class Bench:
     def start(self) -> None:
         self.redis.start()
         self.mongo.start()
-        why_not = "--shared-broker given" if self.shared_broker else OwnRabbit.available()
-        if why_not is None:
-            try:
-                self.rabbit = OwnRabbit(self.port_base + 20, self.port_base + 21, nodename=f"faults{self.port_base}")
-                self.rabbit.start()
+        why_not: str | None = "--shared-broker given"
+        if not self.shared_broker:
+            self.rabbit, why_not = start_own_rabbit(
+                self.port_base + 20, self.port_base + 21, nodename=f"faults{self.port_base}"
+            )
+            if self.rabbit is not None:
                 self.rabbit_url = self.rabbit.url
-            except Exception as exc:  # noqa: BLE001
-                why_not = f"a second RabbitMQ node did not start ({exc})"
-                if self.rabbit is not None:
-                    self.rabbit.cleanup()
-                self.rabbit = None
         if why_not:
             self.broker_skip = why_not
         self.stand_ins.start()

@@ -296,3 +296,20 @@ class OwnRabbit(OwnService):
     @property
     def url(self) -> str:
         return f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"
+
+
+def start_own_rabbit(port: int, dist_port: int, nodename: str) -> tuple[OwnRabbit | None, str | None]:
+    """A second RabbitMQ node of the bench's own, started; or None and why not (not installed, or it
+    did not start: what it left behind is cleaned up)."""
+    why_not = OwnRabbit.available()
+    if why_not is not None:
+        return None, why_not
+    rabbit = None
+    try:
+        rabbit = OwnRabbit(port, dist_port, nodename=nodename)
+        rabbit.start()
+    except Exception as exc:  # noqa: BLE001
+        if rabbit is not None:
+            rabbit.cleanup()
+        return None, f"a second RabbitMQ node did not start ({exc})"
+    return rabbit, None

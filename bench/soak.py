@@ -73,7 +73,7 @@ from pymongo import MongoClient  # noqa: E402
 
 from bench.burst import spawn, stop  # noqa: E402
 from bench.faults import SOLTRACKER_KEY, X_KEY, StandIns, address, duplicates  # noqa: E402
-from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus  # noqa: E402
+from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus, start_own_rabbit  # noqa: E402
 from socialrec_pipeline.defs.paid_pool import PAID_POOL  # noqa: E402
 from socialrec_pipeline.recording.locks import TOKEN_LOCK_PREFIX  # noqa: E402
 from socialrec_pipeline.sandbox.fixture_server import Reply  # noqa: E402
@@ -372,18 +372,10 @@ class Soak:
     def start_services(self) -> None:
         self.redis.start()
         self.mongo.start()
-        why_not = OwnRabbit.available()
-        if why_not is None:
-            try:
-                self.rabbit = OwnRabbit(self.args.port_base + 20, self.args.port_base + 21,
-                                        nodename=f"soak{self.args.port_base}")  # fmt: skip
-                self.rabbit.start()
-                self.rabbit_url = self.rabbit.url
-            except Exception as exc:  # noqa: BLE001
-                why_not = f"a second RabbitMQ node did not start ({exc})"
-                if self.rabbit is not None:
-                    self.rabbit.cleanup()
-                self.rabbit = None
+        base = self.args.port_base
+        self.rabbit, why_not = start_own_rabbit(base + 20, base + 21, nodename=f"soak{base}")
+        if self.rabbit is not None:
+            self.rabbit_url = self.rabbit.url
         self.broker_note = why_not or ""
         self.stand_ins.start()
         self.stand_ins_started = True

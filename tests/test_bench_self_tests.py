@@ -9,36 +9,17 @@ classification that calls a lost token pending) fails here.
 from __future__ import annotations
 
 import os
-import random
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.defs.jobs_fixtures import free_port_base
+
 ROOT = Path(__file__).resolve().parents[1]
 LAST_LINE = re.compile(r"bench_self_test: (\d+)/(\d+) rows detect their breach")
-
-
-def free_port_block(size: int = 64) -> int:
-    """A base port with `size` free ports above it (bench/faults.py binds base..base+60)."""
-    for _ in range(50):
-        base = random.randrange(30_000, 40_000 - size)
-        sockets = []
-        try:
-            for port in range(base, base + size):
-                sock = socket.socket()
-                sockets.append(sock)
-                sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for sock in sockets:
-                sock.close()
-    raise RuntimeError("no free block of ports")
 
 
 def reduced(name: str) -> tuple[list[str], int]:
@@ -51,7 +32,14 @@ def reduced(name: str) -> tuple[list[str], int]:
             "--env-names", "SOCIALREC_ENABLE_PAID",
         ], 7  # fmt: skip
     if name == "faults":
-        return ["--self-test", "--only", "hostile_urls", "--shared-broker", "--port-base", str(free_port_block())], 1
+        return [
+            "--self-test",
+            "--only",
+            "hostile_urls",
+            "--shared-broker",
+            "--port-base",
+            str(free_port_base(64)),
+        ], 1  # faults binds base..base+60
     raise ValueError(name)
 
 
