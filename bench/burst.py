@@ -25,26 +25,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import uuid
 from pathlib import Path
-
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daemon_bench import (  # noqa: E402
     RABBITMQ_URL,
     ROOT,
     address,
+    celery_env,
     group_cpu_seconds,
     mongo,
     percentile,
     pipeline_env,
     publish,
-    spawn,
+    reproducibility_lines,
     stand_ins,
+    start_deployment,
     stop,
+    write_instance,
 )
 
 from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
@@ -55,8 +55,6 @@ from socialrec_pipeline.stream.broker import (  # noqa: E402
     open_connection,
     queue_name_for,
 )
-
-BIN = Path(sys.executable).parent
 
 
 @contextlib.contextmanager
@@ -93,27 +91,20 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
     parser.add_argument("--instance", choices=("local", "production"), default="local")
+    parser.add_argument("--run-workers", type=int, default=1, help="run worker processes (scripts/run_workers.sh)")
+    parser.add_argument("--worker-concurrency", type=int, default=2, help="runs at once per run worker")
     parser.add_argument(
-        "--celery-run-workers",
-        type=int,
-        default=0,
-        help="launch runs as Celery tasks (dagster-celery's run launcher) on this many workers",
+        "--process-per-run", action="store_true", help="Dagster's default launcher instead of the run workers"
     )
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
     queue, exchange = queue_name_for(env_name), f"{EXCHANGE}.{env_name}"
-    celery_queue = f"socialrec-runs-{env_name}"
     warmup, measured = address(), [address() for _ in range(args.tokens)]
     home = Path(tempfile.mkdtemp(prefix="socialrec-burst-home-"))
-    instance_file = ROOT / ("deploy/dagster.yaml" if args.instance == "production" else "dagster.yaml")
-    config = yaml.safe_load(instance_file.read_text())
-    if args.celery_run_workers:
-        config["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())[
-            "run_launcher"
-        ]
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    instance_file = write_instance(home, production=args.instance == "production", process_per_run=args.process_per_run)
+    workers = 0 if args.process_per_run else args.run_workers
     db_name = f"bench_burst_{uuid.uuid4().hex[:6]}"
     procs: list[subprocess.Popen] = []
     with contextlib.ExitStack() as stack:
@@ -127,37 +118,11 @@ def main() -> None:
         env = {
             **pipeline_env(uri, db_name, env_name, exchange, urls),
             **pg_env,
+            **celery_env(env_name),
             "DAGSTER_HOME": str(home),
-            "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL,
-            "SOCIALREC_CELERY_RUN_QUEUE": celery_queue,
         }
         try:
-            if args.celery_run_workers:
-                config_dir = home / "celery_config"
-                config_dir.mkdir()
-                (config_dir / "dagster_celery_config.py").write_text(
-                    textwrap.dedent(f"""
-                    broker_url = {RABBITMQ_URL!r}
-                    task_default_queue = {celery_queue!r}
-                    worker_prefetch_multiplier = 1
-                """)
-                )
-                worker_env = {**env, "PYTHONPATH": str(config_dir)}
-                for i in range(args.celery_run_workers):
-                    procs.append(spawn(
-                        [str(BIN / "celery"), "-A", "dagster_celery.app", "worker", "-Q", celery_queue,
-                         "--concurrency=1", "--prefetch-multiplier=1", "-n", f"run{i}-{env_name}@%h",
-                         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
-                        worker_env, home / f"worker{i}.log", ROOT,
-                    ))  # fmt: skip
-            procs.append(
-                spawn(
-                    [str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")],
-                    env,
-                    home / "daemon.log",
-                    home,
-                )
-            )
+            procs = start_deployment(home, env, run_workers=workers, concurrency=args.worker_concurrency)
 
             def wait_markers(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
                 pending = set(addrs)
@@ -194,8 +159,8 @@ def main() -> None:
             channel.queue_delete(queue)
             channel.queue_delete(dead_letter_queue(queue))
             channel.exchange_delete(exchange)
-            if args.celery_run_workers:
-                channel.queue_delete(celery_queue)
+            if workers:
+                channel.queue_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])
             connection.close()
 
         from dagster import DagsterEventType, DagsterInstance, RunsFilter
@@ -227,6 +192,7 @@ def main() -> None:
                     phases["process start (launched->started)"].append(rec.start_time - starting[0].timestamp)
                     phases["run (started->ended)"].append(rec.end_time - rec.start_time)
         markers = {a: db["tokens"].count_documents({"address": a}) for a in measured}
+        reproducibility = reproducibility_lines(instance_file, home)
         client.drop_database(db_name)
         client.close()
     shutil.rmtree(home, ignore_errors=True)
@@ -235,11 +201,12 @@ def main() -> None:
         raise SystemExit(f"only {len(seen)} of {len(measured)} markers within {args.timeout:.0f} s")
     elapsed = max(seen.values()) - published_at
     per_min = len(measured) / elapsed * 60
-    launcher = f"celery x{args.celery_run_workers}" if args.celery_run_workers else "default"
-    mode = f"instance={args.instance} launcher={launcher}"
-    print(f"{mode} tokens={len(measured)} latency_ms={args.latency_ms:g}")
+    launcher = "a process per run" if args.process_per_run else f"run workers {workers}x{args.worker_concurrency}"
+    print(f"instance={args.instance} launcher={launcher} tokens={len(measured)} latency_ms={args.latency_ms:g}")
+    for line in reproducibility:
+        print(line)
     before, after = (" ".join(f"{v:.2f}" for v in load) for load in (load_from, load_to))
-    print(f"load average before: {before}, after: {after}")
+    print(f"load average (1, 5, 15 min) before: {before}, after: {after}")
     print(f"last marker after {elapsed:.1f} s; markers per token: {sorted(set(markers.values()))}")
     print(f"runs: {sum(statuses.values())} {statuses}; runs per token: {sorted(set(runs_of.values()))}")
     for phase, values in phases.items():
@@ -248,9 +215,8 @@ def main() -> None:
                 f"  {phase}: p50 {percentile(values, 0.5):.1f} s, p95 {percentile(values, 0.95):.1f} s, "
                 f"sum {sum(values):.0f} s"
             )
-    counted = "daemon, code server, run workers" + (", Celery workers" if args.celery_run_workers else "")
-    print(f"CPU seconds per token: {cpu / len(measured):.2f} ({counted})")
-    print(f"tokens per minute: {per_min:.1f}")
+    print(f"CPU seconds per token (daemon, code server, run workers; not the databases): {cpu / len(measured):.2f}")
+    print(f"cpu_s_per_token: {cpu / len(measured):.2f}")
     print(f"burst_tokens_per_min: {per_min:.1f}")
 
 

@@ -12,12 +12,14 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pika
+import yaml
 
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
@@ -139,3 +141,71 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+def write_instance(home: Path, *, production: bool = False, process_per_run: bool = False) -> Path:
+    """DAGSTER_HOME/dagster.yaml: the repo's local instance (what run.sh starts) or deploy/dagster.yaml;
+    with `process_per_run`, Dagster's default launcher (a new process per run) instead of the
+    Celery run workers, for comparison. Returns the instance file it was made from."""
+    source = ROOT / ("deploy/dagster.yaml" if production else "dagster.yaml")
+    config = yaml.safe_load(source.read_text())
+    if process_per_run:
+        config["run_launcher"] = {"module": "dagster.core.launcher", "class": "DefaultRunLauncher"}
+    else:
+        config["run_launcher"] = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())[
+            "run_launcher"
+        ]
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    return source
+
+
+def start_deployment(home: Path, env: dict[str, str], *, run_workers: int, concurrency: int) -> list[subprocess.Popen]:
+    """What run.sh starts, minus the webserver: `run_workers` run workers (scripts/run_workers.sh,
+    each `concurrency` runs at once; none for a process-per-run instance) and the daemon with its
+    code server. `env` must hold the SOCIALREC_CELERY_* settings when there are workers."""
+    procs = []
+    for i in range(run_workers):
+        worker_env = {**env, "SOCIALREC_RUN_WORKER_CONCURRENCY": str(concurrency),
+                      "SOCIALREC_RUN_WORKER_NAME": f"runs{i}-{env['SOCIALREC_ENV']}"}  # fmt: skip
+        procs.append(
+            spawn(["bash", str(ROOT / "scripts" / "run_workers.sh")], worker_env, home / f"worker{i}.log", ROOT)
+        )
+    daemon = [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")]
+    procs.append(spawn(daemon, env, home / "daemon.log", home))
+    return procs
+
+
+def celery_env(env_name: str) -> dict[str, str]:
+    """The run workers' settings as run.sh sets them: the bench's RabbitMQ and Redis, a queue of its own."""
+    return {
+        "SOCIALREC_CELERY_BROKER_URL": RABBITMQ_URL,
+        "SOCIALREC_CELERY_BACKEND_URL": REDIS_URL,
+        "SOCIALREC_CELERY_RUN_QUEUE": f"socialrec-runs-{env_name}",
+    }
+
+
+def reproducibility_lines(instance_file: Path, home: Path) -> list[str]:
+    """What two runs of a daemon bench must share to be compared: versions, bytecode, the instance's
+    launcher, storage and queue settings, the machine."""
+    import importlib.metadata as md
+
+    config = yaml.safe_load((home / "dagster.yaml").read_text())
+    versions = " ".join(f"{p}={md.version(p)}" for p in ("dagster", "dagster-celery", "celery", "pika", "pymongo"))
+    dagster_dir = Path(md.distribution("dagster").locate_file("dagster"))
+    compiled = any((dagster_dir / "__pycache__").glob("__init__.*.pyc"))
+    coordinator = config.get("run_coordinator", {}).get("config", {})
+    threads = coordinator.get("dequeue_num_workers", 1) if coordinator.get("dequeue_use_threads") else 1
+    no_pyc = os.environ.get("PYTHONDONTWRITEBYTECODE", "")
+    runs = config.get("concurrency", {}).get("runs", {})
+    storage = config.get("event_log_storage", {}).get("class") or next(iter(config.get("storage", {"sqlite": 0})))
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return [
+        f"python {sys.version.split()[0]}; {versions}; commit {commit.stdout.strip() or '?'}",
+        f"bytecode: dagster .pyc present={compiled}, PYTHONDONTWRITEBYTECODE={no_pyc!r}",
+        f"instance file: {instance_file.relative_to(ROOT)}; launcher {config['run_launcher']['class']}; "
+        f"event log storage {storage}",
+        f"run queue: dequeue every {coordinator.get('dequeue_interval_seconds', 5)} s, "
+        f"{threads} launch thread(s), "
+        f"max_concurrent_runs {runs.get('max_concurrent_runs', 'unlimited')}",
+        f"machine: {os.cpu_count()} cores",
+    ]

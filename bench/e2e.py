@@ -1,12 +1,13 @@
 """End to end: publish `token.flow` events with the Dagster daemon running; measure publish → marker.
 
-Starts, as subprocesses, `dagster-daemon run` on a temporary DAGSTER_HOME (the repo's dagster.yaml)
-with the repo's workspace.yaml; the SolTracker and platform stand-ins run in this process on
+Starts, as subprocesses, what `scripts/run.sh` starts (the run workers and `dagster-daemon run`, on a
+temporary DAGSTER_HOME with the repo's dagster.yaml and workspace.yaml; `--process-per-run`: Dagster's
+default launcher instead of the run workers); the SolTracker and platform stand-ins run in this process on
 loopback. Each of N qualifying tokens is published twice (a duplicate), spread over time so that
 events land at every phase of the sensor's interval. Reports publish→marker latency p50/p95 and
 runs per token; the last line is `publish_to_marker_p50_s: <number>`.
 
-    .venv/bin/python bench/e2e.py [--tokens 10] [--spacing 1.5]
+    .venv/bin/python bench/e2e.py [--tokens 10] [--spacing 1.5] [--process-per-run] [--idle-seconds S]
 
 Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an embedded SecantusDB served from here).
 """
@@ -17,7 +18,6 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -25,16 +25,18 @@ from pathlib import Path
 
 from daemon_bench import (
     RABBITMQ_URL,
-    ROOT,
     address,
+    celery_env,
     group_cpu_seconds,
     mongo,
     percentile,
     pipeline_env,
     publish,
-    spawn,
+    reproducibility_lines,
     stand_ins,
+    start_deployment,
     stop,
+    write_instance,
 )
 
 from socialrec_pipeline.store.client import open_client, open_database
@@ -58,6 +60,7 @@ def main() -> None:
         default=0,
         help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)",
     )
+    parser.add_argument("--process-per-run", action="store_true", help="Dagster's default launcher")
     args = parser.parse_args()
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
@@ -66,22 +69,21 @@ def main() -> None:
     exchange = f"{EXCHANGE}.{env_name}"
     warmup, measured = address(), [address() for _ in range(args.tokens)]
     home = Path(tempfile.mkdtemp(prefix="socialrec-e2e-home-"))
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    instance_file = write_instance(home, process_per_run=args.process_per_run)
     db_name = f"bench_e2e_{uuid.uuid4().hex[:6]}"
-    daemon = None
+    procs: list = []
     with mongo() as uri, stand_ins([warmup, *measured]) as urls:
         client = open_client(uri)
         db = open_database(client, db_name)
         connection = open_connection(RABBITMQ_URL)
         channel = declare_topology(connection, queue, exchange)  # so no event is published before the queue exists
-        env = {**pipeline_env(uri, db_name, env_name, exchange, urls), "DAGSTER_HOME": str(home)}
+        env = {
+            **pipeline_env(uri, db_name, env_name, exchange, urls),
+            **celery_env(env_name),
+            "DAGSTER_HOME": str(home),
+        }
         try:
-            daemon = spawn(
-                [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", str(ROOT / "workspace.yaml")],
-                env,
-                home / "daemon.log",
-                home,
-            )
+            procs = start_deployment(home, env, run_workers=0 if args.process_per_run else 1, concurrency=2)
 
             def marker_times(addrs: list[str], seen: dict[str, float], deadline: float) -> None:
                 while len(seen) < len(addrs) and time.time() < deadline:
@@ -115,20 +117,22 @@ def main() -> None:
             idle = None
             if args.idle_seconds:
                 time.sleep(2)  # let the last runs' processes exit
-                cpu, idle_from = group_cpu_seconds({daemon.pid}, reaped_children=False), time.time()
+                groups = {p.pid for p in procs}
+                cpu, idle_from = group_cpu_seconds(groups, reaped_children=False), time.time()
                 while time.time() < idle_from + args.idle_seconds:
                     connection.process_data_events(time_limit=1)
-                idle = (idle_from, time.time(), group_cpu_seconds({daemon.pid}, reaped_children=False) - cpu)
+                idle = (idle_from, time.time(), group_cpu_seconds(groups, reaped_children=False) - cpu)
         finally:
-            if daemon is not None:
-                stop(daemon)
+            for proc in reversed(procs):
+                stop(proc)
+            if not args.process_per_run:
+                channel.queue_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])
             channel.queue_delete(queue)
             channel.queue_delete(dead_letter_queue(queue))
             channel.exchange_delete(exchange)
             connection.close()
 
         from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
-        from dagster._core.scheduler.instigation import InstigatorType
 
         os.environ["DAGSTER_HOME"] = str(home)
         with DagsterInstance.get() as instance:
@@ -176,7 +180,8 @@ def main() -> None:
             tick_gaps: list[float] = []
             tick_durations: list[float] = []
             idle_ticks = 0
-            for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+            sensors = [s for s in instance.all_instigator_state() if s.instigator_type.value == "SENSOR"]
+            for state in sensors:
                 ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=published_from)
                 stamps = sorted(t.timestamp for t in ticks)
                 tick_gaps += [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
@@ -191,6 +196,7 @@ def main() -> None:
             statuses[str(r.status.value)] = statuses.get(str(r.status.value), 0) + 1
         client.drop_database(db_name)
         client.close()
+        reproducibility = reproducibility_lines(instance_file, home)
     latencies = [seen[a] - published[a] for a in measured if a in seen]
     shutil.rmtree(home, ignore_errors=True)
     print(f"tokens: {len(measured)} (each published twice), recorded: {len(latencies)}")
@@ -214,7 +220,7 @@ def main() -> None:
     if idle:
         seconds = idle[1] - idle[0]
         print(
-            f"idle {seconds:.0f} s: {idle_ticks} sensor ticks; daemon + code server CPU {idle[2]:.2f} s "
+            f"idle {seconds:.0f} s: {idle_ticks} sensor ticks; daemon, code server and run workers CPU {idle[2]:.2f} s "
             f"({100 * idle[2] / seconds:.1f}% of one core)"
         )
     print("breakdown (per measured run):")
@@ -227,6 +233,8 @@ def main() -> None:
             f"slowest token: marker seen +{seen[slowest] - published[slowest]:.1f} s; "
             f"run {by_token.get(slowest, 'n/a')}"
         )
+    for line in reproducibility:
+        print(line)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "

@@ -34,7 +34,15 @@ LOCAL="$ROOT/.local"
 mkdir -p "$LOCAL/logs"
 export DAGSTER_HOME="${DAGSTER_HOME:-$LOCAL/dagster_home}"
 mkdir -p "$DAGSTER_HOME"
-[ -f "$DAGSTER_HOME/dagster.yaml" ] || cp "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"
+# The instance file is the project's dagster.yaml (edit that one): an older copy is replaced and kept
+# as dagster.yaml.bak, so an existing DAGSTER_HOME gets the current run workers and storage.
+if ! cmp -s "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"; then
+  if [ -f "$DAGSTER_HOME/dagster.yaml" ]; then
+    cp "$DAGSTER_HOME/dagster.yaml" "$DAGSTER_HOME/dagster.yaml.bak"
+    echo "==> $DAGSTER_HOME/dagster.yaml differed from the project's: replaced (the old one is dagster.yaml.bak)"
+  fi
+  cp "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"
+fi
 
 # The first hour reconcile_job covers is pinned per instance on its first start (the hour before
 # it), so the coverage bar shows the hours since this instance exists, not hundreds nothing will
@@ -113,6 +121,14 @@ if [ "$SANDBOX" = 1 ]; then
   echo "      DAGSTER_HOME=$DAGSTER_HOME .venv/bin/socialrec sandbox publish"
 fi
 export SOCIALREC_ENV="${SOCIALREC_ENV:-dev}"
+
+# Warm run workers (dagster.yaml's run launcher): tasks over the same RabbitMQ, task state in the same
+# Redis, a queue per SOCIALREC_ENV so two instances on one broker never run each other's runs.
+export SOCIALREC_CELERY_BROKER_URL="${SOCIALREC_CELERY_BROKER_URL:-$RABBITMQ_URL}"
+export SOCIALREC_CELERY_BACKEND_URL="${SOCIALREC_CELERY_BACKEND_URL:-$REDIS_URL}"
+export SOCIALREC_CELERY_RUN_QUEUE="${SOCIALREC_CELERY_RUN_QUEUE:-socialrec-runs-$SOCIALREC_ENV}"
+echo "==> starting the run workers (${SOCIALREC_RUN_WORKER_CONCURRENCY:-2} at once, queue $SOCIALREC_CELERY_RUN_QUEUE; log: $LOCAL/logs/run_workers.log)"
+start bash "$ROOT/scripts/run_workers.sh" >"$LOCAL/logs/run_workers.log" 2>&1
 
 # The pools' limits set explicitly in the instance, so Deployment → Concurrency shows them.
 bash "$ROOT/scripts/pool_limits.sh" || echo "==> warning: could not set the pool limits (default_limit still applies)"

@@ -195,17 +195,18 @@ def test_compose_topology_runs_natively_on_postgres(
     env["RABBITMQ_EXCHANGE"] = broker.exchange  # the test's own exchange (tests/defs/conftest.py)
     env["SOCIALREC_CELERY_BROKER_URL"] = broker.url
     env["SOCIALREC_CELERY_RUN_QUEUE"] = celery_queue
+    env["SOCIALREC_CELERY_BACKEND_URL"] = redis_url
     topology = Topology(home, env)
     workers = None
     try:
         if run_workers == "celery":
-            from .test_scale_out import CeleryWorkers
+            from .test_scale_out import RunWorkers
 
             (tmp_path / "celery").mkdir()
-            workers = CeleryWorkers(
-                tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)}, result_backend=None
-            )  # run workers report through Dagster's storage
-            workers.start(2)
+            workers = RunWorkers(
+                tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)}, redis_url
+            )
+            workers.start(2, concurrency=1)
         topology.start("user-code", native(code_command, port=grpc_port))
         topology.start(
             "webserver", native(services["webserver"]["command"], port=web_port, workspace=home / "workspace.yaml")

@@ -95,6 +95,27 @@ class CeleryWorkers:
                 proc.wait(timeout=10)
 
 
+class RunWorkers(CeleryWorkers):
+    """The run workers `scripts/run.sh` starts (`scripts/run_workers.sh`: the Celery app of
+    socialrec_pipeline.defs.run_workers), configured through the SOCIALREC_CELERY_* variables."""
+
+    def __init__(self, tmp: Path, broker_url: str, queue: str, env: dict[str, str], result_backend: str) -> None:
+        self.tmp, self.queue = tmp, queue
+        self.env = {
+            **os.environ, **env, "SOCIALREC_CELERY_BROKER_URL": broker_url, "SOCIALREC_CELERY_RUN_QUEUE": queue,
+            "SOCIALREC_CELERY_BACKEND_URL": result_backend, "SOCIALREC_RUN_WORKER_LOG_LEVEL": "INFO",
+        }  # fmt: skip
+        self.procs = []
+
+    def _spawn(self, i: int, concurrency: int, log) -> subprocess.Popen:
+        env = {**self.env, "SOCIALREC_RUN_WORKER_CONCURRENCY": str(concurrency),
+               "SOCIALREC_RUN_WORKER_NAME": f"r{i}-{self.queue}"}  # fmt: skip
+        return subprocess.Popen(
+            ["bash", str(ROOT / "scripts" / "run_workers.sh")],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
 @pytest.fixture
 def celery_queue(rabbitmq_url, unique_suffix) -> Iterator[str]:
     import pika

@@ -1,0 +1,131 @@
+"""The local deployment `scripts/run.sh` starts, natively: the repo's dagster.yaml as it is (runs in
+warm run workers over RabbitMQ, task state in Redis, one SQLite event log), `scripts/run_workers.sh`
+and `dagster-daemon run` with the repo's workspace. Only run monitoring's poll interval is shortened,
+so the test does not wait a minute for it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from socialrec_pipeline.defs.run_worker_settings import WORKER_SETTINGS, worker_app_args
+from socialrec_pipeline.sandbox.fixture_server import FixtureServer
+from socialrec_pipeline.sandbox.platforms import apify, telegram, x
+from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture
+
+from ..broker import Broker, flow
+from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, unique_address
+from .test_production_instance import Topology, wait_for
+from .test_scale_out import RunWorkers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_worker_refuses_to_start_without_each_of_its_settings():
+    with pytest.raises(RuntimeError) as missing_all:
+        worker_app_args({})
+    assert all(name in str(missing_all.value) for name in WORKER_SETTINGS)
+    two = {name: "x" for name in WORKER_SETTINGS[:2]}
+    with pytest.raises(RuntimeError, match=WORKER_SETTINGS[2]):
+        worker_app_args(two)
+    args = worker_app_args({**two, WORKER_SETTINGS[2]: "redis://127.0.0.1:6379/0"})
+    assert args["backend"] == "redis://127.0.0.1:6379/0" and args["task_default_queue"] == "x"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(stat.parent.name))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+@pytest.fixture
+def broker(rabbitmq_url, unique_suffix):
+    b = Broker(rabbitmq_url, f"test{unique_suffix}")
+    yield b
+    b.close()
+
+
+def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worker_died(
+    mongo_uri, fresh_db, redis_url, broker, tmp_path, monkeypatch
+):
+    from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+    fast, slow = unique_address(), unique_address()
+    # Each stand-in answer takes 1.5 s, so the slow token's run is surely in progress when its
+    # worker process is killed.
+    server = FixtureServer(latency_ms=1500).start()
+    SolTrackerFixture([four_url_token(fast), four_url_token(slow)], api_key=SOLTRACKER_KEY).install(server)
+    x.demo_fixtures().register(server)
+    apify.register_demo(server)
+    telegram.register(server)
+    home = tmp_path / "home"
+    home.mkdir()
+    instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
+    assert instance["run_launcher"]["class"] == "CeleryRunLauncher"
+    instance["run_monitoring"]["poll_interval_seconds"] = 2
+    (home / "dagster.yaml").write_text(yaml.safe_dump(instance))
+    queue = f"socialrec-runs-{broker.env}"
+    env = {
+        "MONGODB_URI": mongo_uri, "MONGODB_DATABASE": fresh_db.name, "REDIS_URL": redis_url,
+        "RABBITMQ_URL": broker.url, "SOCIALREC_ENV": broker.env, "RABBITMQ_EXCHANGE": broker.exchange,
+        "SOL_TRACKER_BASE_URL": server.url, "SOL_TRACKER_API_KEY": SOLTRACKER_KEY,
+        "TWITTERAPI_BASE_URL": server.url, "TWITTERAPI_API_KEY": X_KEY, "TELEGRAM_BASE_URL": server.url,
+        "APIFY_BASE_URL": server.url, "GITHUB_API_BASE_URL": server.url, "DAGSTER_HOME": str(home),
+        "SOCIALREC_CELERY_BROKER_URL": broker.url, "SOCIALREC_CELERY_RUN_QUEUE": queue,
+        "SOCIALREC_CELERY_BACKEND_URL": redis_url,
+    }  # fmt: skip
+    workers = RunWorkers(tmp_path, broker.url, queue, env, redis_url)
+    topology = Topology(home, env)
+    try:
+        workers.start(1, concurrency=1)
+        topology.start("daemon", [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w",
+                                  str(ROOT / "workspace.yaml")])  # fmt: skip
+        broker.publish(flow(fast, 6))
+        wait_for(lambda: fresh_db["tokens"].find_one({"address": fast}), 240, "the first marker", topology,
+                 every=1, broker=broker)  # fmt: skip
+
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        with DagsterInstance.get() as dagster:
+
+            def runs_of(address: str):
+                return dagster.get_runs(filters=RunsFilter(tags={"socialrec/token_address": address}))
+
+            (first,) = runs_of(fast)
+            assert first.status == DagsterRunStatus.SUCCESS and "dagster-celery/task_id" in first.tags
+            broker.publish(flow(slow, 6))
+            wait_for(lambda: [r for r in runs_of(slow) if r.status == DagsterRunStatus.STARTED], 120,
+                     "the slow token's run to start", topology, every=0.5, broker=broker)  # fmt: skip
+            (pool_child,) = _children(workers.procs[0].pid)
+            os.kill(pool_child, signal.SIGKILL)
+            killed_at = time.time()
+            failed = wait_for(
+                lambda: [r for r in runs_of(slow) if r.status == DagsterRunStatus.FAILURE], 60,
+                "run monitoring to fail the run whose worker died", topology, every=0.5, broker=broker,
+            )  # fmt: skip
+            failed_after = time.time() - killed_at
+            # run_retries launches the run again; the new pool child takes it.
+            retried = wait_for(lambda: len(runs_of(slow)) >= 2 and runs_of(slow), 60, "the retry run", topology,
+                               every=0.5, broker=broker)  # fmt: skip
+            why = " ".join(e.message for e in dagster.all_logs(failed[0].run_id))
+    finally:
+        topology.stop()
+        workers.stop()
+        broker.channel.queue_delete(queue)
+        server.stop()
+
+    assert failed_after < 30, failed_after  # not STARTED until the hour-long runtime limit
+    assert "Celery task failed" in why, why[-2000:]  # the worker's task state, read from Redis
+    assert any(r.run_id != failed[0].run_id for r in retried)
