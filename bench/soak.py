@@ -5,8 +5,9 @@ the machine allows, a second RabbitMQ node (else an exchange and queues of its o
 broker, which is never restarted: the broker fault is then skipped with the reason). The SolTracker
 and platform stand-ins are
 bench/faults.py's, on loopback, with an outage switch and a 5xx/429 burst switch. Then it starts
-`dagster-daemon run` (the repo's dagster.yaml: default run launcher; `--celery-run-workers K`: the
-Celery run launcher of deploy/celery-run-launcher.yaml on K workers) against bench/soak_location.py,
+`dagster-daemon run` (the repo's dagster.yaml, what run.sh starts: runs in K warm run workers,
+`--run-workers K`, default 1, each running two at once; `--process-per-run`: Dagster's default
+launcher instead) against bench/soak_location.py,
 which is the project's code location with two deploy-time changes the bench prints: the relaunch
 grace and backoff multiplied by `--relaunch-scale`, and the retry / reconcile schedules ticking every
 minute instead of hourly.
@@ -37,7 +38,7 @@ Checks, each printed as a figure (a breach makes the exit status 1):
 duplicated link, a wrong copy, a lock key, a claimed slot, ...) and shows that each counter sees it;
 its last line is `bench_self_test: N/N rows detect their breach`.
 
-    .venv/bin/python bench/soak.py --minutes 5 [--rate 20] [--seed 19] [--celery-run-workers K]
+    .venv/bin/python bench/soak.py --minutes 5 [--rate 20] [--seed 19] [--run-workers K | --process-per-run]
     .venv/bin/python bench/soak.py --self-test
 """
 
@@ -53,7 +54,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 import uuid
@@ -413,20 +413,13 @@ class Soak:
             "SOAK_SCHEDULE_MINUTES": str(self.args.schedule_minutes),
             "SOCIALREC_CELERY_BROKER_URL": self.rabbit_url,
             "SOCIALREC_CELERY_RUN_QUEUE": self.celery_queue,
+            "SOCIALREC_CELERY_BACKEND_URL": self.redis.url,
         }
 
     def write_home(self) -> None:
         config = yaml.safe_load((ROOT / "dagster.yaml").read_text())
-        if self.args.celery_run_workers:
-            launcher = yaml.safe_load((ROOT / "deploy" / "celery-run-launcher.yaml").read_text())
-            config["run_launcher"] = launcher["run_launcher"]
-            config_dir = self.home / "celery_config"
-            config_dir.mkdir()
-            (config_dir / "dagster_celery_config.py").write_text(textwrap.dedent(f"""
-                broker_url = {self.rabbit_url!r}
-                task_default_queue = {self.celery_queue!r}
-                worker_prefetch_multiplier = 1
-            """))
+        if self.args.process_per_run:
+            config["run_launcher"] = {"module": "dagster.core.launcher", "class": "DefaultRunLauncher"}
         (self.home / "dagster.yaml").write_text(yaml.safe_dump(config))
         (self.home / "workspace.yaml").write_text(yaml.safe_dump({
             "load_from": [{"python_file": {
@@ -442,14 +435,9 @@ class Soak:
         self.pgids.add(self.daemon.pid)
 
     def start_workers(self) -> None:
-        env = {**self.env(), "PYTHONPATH": str(self.home / "celery_config")}
-        for i in range(self.args.celery_run_workers):
-            worker = spawn(
-                [str(BIN / "celery"), "-A", "dagster_celery.app", "worker", "-Q", self.celery_queue,
-                 "--concurrency=1", "--prefetch-multiplier=1", "-n", f"run{i}-{self.env_name}@%h",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
-                env, self.home / f"worker{i}.log", ROOT,
-            )  # fmt: skip
+        for i in range(self.args.run_workers):
+            env = {**self.env(), "SOCIALREC_RUN_WORKER_NAME": f"run{i}-{self.env_name}"}
+            worker = spawn(["bash", str(ROOT / "scripts" / "run_workers.sh")], env, self.home / f"worker{i}.log", ROOT)
             self.workers.append(worker)
             self.pgids.add(worker.pid)
 
@@ -603,7 +591,7 @@ class Soak:
     def fault_worker_sigkill(self) -> str:
         def victim():
             mine = [r for r in proc_table() if r[2] in self.pgids]
-            if self.args.celery_run_workers:  # a pool child of a Celery worker runs the run
+            if not self.args.process_per_run:  # a pool child of a run worker runs the run
                 started = self.instance is not None and self.instance.get_runs_count(
                     filters=dg.RunsFilter(job_name="record_token_job", statuses=[dg.DagsterRunStatus.STARTED])
                 )
@@ -744,7 +732,7 @@ class Soak:
         plan = self.schedule(stream_seconds)
         print(f"seed {args.seed}; stream {args.minutes:g} min at {args.rate:g} events/min; settle up to "
               f"{args.settle_minutes:g} min")  # fmt: skip
-        launcher = f"Celery x{args.celery_run_workers}" if args.celery_run_workers else "default"
+        launcher = "a process per run" if args.process_per_run else f"run workers x{args.run_workers} (2 runs each)"
         print(f"run launcher: {launcher}; code location bench/soak_location.py (the project's definitions)")
         grace, steps = 300 * args.relaunch_scale, [m * 60 * args.relaunch_scale for m in (1, 5, 15, 60, 60, 60)]
         print(f"deploy-time settings of this bench: relaunch grace and backoff x{args.relaunch_scale:g} "
@@ -765,7 +753,7 @@ class Soak:
             instance = dg.DagsterInstance.get()
             instance.get_runs(limit=1)
             self.instance = instance
-            if args.celery_run_workers:
+            if not args.process_per_run:
                 self.start_workers()
             self.start_daemon()
             warm = self.new_token("warm-up", twitter="x.com/kolguy")
@@ -981,7 +969,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--settle-minutes", type=float, default=8)
     parser.add_argument("--relaunch-scale", type=float, default=0.01, help="relaunch grace and backoff multiplier")
-    parser.add_argument("--celery-run-workers", type=int, default=0)
+    parser.add_argument("--run-workers", type=int, default=1, help="warm run workers (scripts/run_workers.sh)")
+    parser.add_argument("--process-per-run", action="store_true", help="Dagster's default launcher instead")
     parser.add_argument("--port-base", type=int, default=int(os.environ.get("SOCIALREC_SOAK_PORT_BASE", "21700")))
     parser.add_argument("--keep-home", action="store_true", help="keep DAGSTER_HOME (logs) afterwards")
     parser.add_argument("--self-test", action="store_true")
