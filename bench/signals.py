@@ -86,8 +86,9 @@ def main() -> None:
     args = parser.parse_args()
     lines: list[str] = []
     with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
-        # a 5,000-row seed batch can pass the default 30 s socket timeout on a loaded machine (the
-        # driver's retry would then re-insert it and fail on duplicates)
+        # a 5,000-row seed batch can take longer than the default 30 s socket timeout on a loaded
+        # machine. (At load 30+ a seed batch was still once retried by the driver after it had been
+        # applied and failed on duplicate keys: rerun the bench when that happens.)
         client = open_client(uri, timeout_ms=60_000)
         name = f"bench_signals_{uuid.uuid4().hex[:8]}"
         db = open_database(client, name)
