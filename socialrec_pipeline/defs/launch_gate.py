@@ -49,7 +49,10 @@ RESOURCE_SETTINGS: dict[str, dict[str, str]] = {
         "af_group_ids": "AF_GROUP_IDS",
     },
     "recording": {field: name for name, field in ENV_NAMES.items()},
-    "signals": {"cluster_hub_limit": "SOCIALREC_CLUSTER_HUB_LIMIT"},
+    "signals": {
+        "cluster_hub_limit": "SOCIALREC_CLUSTER_HUB_LIMIT",
+        "cluster_retention_days": "SOCIALREC_CLUSTER_RETENTION_DAYS",
+    },
     "generators": {
         "x.base_url": "TWITTERAPI_BASE_URL",
         "x.api_key": "TWITTERAPI_API_KEY",

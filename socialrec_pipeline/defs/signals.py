@@ -20,7 +20,13 @@ from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.signals import checks
 from socialrec_pipeline.signals.clusters import compute_clusters, largest_table
 from socialrec_pipeline.signals.link_stats import compute_link_stats
-from socialrec_pipeline.signals.settings import DEFAULT_HUB_LIMIT, HUB_LIMIT_VARIABLE, SignalSettings
+from socialrec_pipeline.signals.settings import (
+    DEFAULT_HUB_LIMIT,
+    DEFAULT_RETENTION_DAYS,
+    HUB_LIMIT_VARIABLE,
+    RETENTION_VARIABLE,
+    SignalSettings,
+)
 from socialrec_pipeline.signals.token_signals import compute_token_signals
 from socialrec_pipeline.signals.window import DayWindow
 from socialrec_pipeline.store.signals import SignalStore
@@ -48,15 +54,22 @@ signal_partitions = dg.DailyPartitionsDefinition(start_date=signals_start(), tim
 
 
 class SignalSettingsResource(dg.ConfigurableResource):
-    """Deploy-time settings of the signal layer (SOCIALREC_CLUSTER_HUB_LIMIT)."""
+    """Deploy-time settings of the signal layer (SOCIALREC_CLUSTER_HUB_LIMIT,
+    SOCIALREC_CLUSTER_RETENTION_DAYS)."""
 
     cluster_hub_limit: int = Field(
         default=DEFAULT_HUB_LIMIT,
         description="An object linked by more tokens than this is a hub and joins no cluster.",
     )
+    cluster_retention_days: int = Field(
+        default=DEFAULT_RETENTION_DAYS,
+        description="A clustering run deletes the cluster sets more than this many days older than its cutoff.",
+    )
 
     def settings(self) -> SignalSettings:
-        return SignalSettings(cluster_hub_limit=self.cluster_hub_limit)
+        return SignalSettings(
+            cluster_hub_limit=self.cluster_hub_limit, cluster_retention_days=self.cluster_retention_days
+        )
 
 
 def _figures(values: dict) -> dict:
@@ -165,7 +178,10 @@ _CLUSTER_TABLE = dg.TableSchema(
 def token_clusters(context: dg.AssetExecutionContext, mongo: MongoResource, signals: SignalSettingsResource):
     window = DayWindow.of(context.partition_key)
     reads = SignalStore(mongo.db())
-    result = compute_clusters(reads, window, hub_limit=signals.settings().cluster_hub_limit)
+    settings = signals.settings()
+    result = compute_clusters(
+        reads, window, hub_limit=settings.cluster_hub_limit, retention_days=settings.cluster_retention_days
+    )
     figures = result.figures()
     context.log.info(f"token_clusters {window.day}: " + " ".join(f"{k}={v}" for k, v in figures.items()))
     rows = largest_table(result.docs)
@@ -176,6 +192,7 @@ def token_clusters(context: dg.AssetExecutionContext, mongo: MongoResource, sign
                 records=[dg.TableRecord(row) for row in rows], schema=_CLUSTER_TABLE
             ),
             "input_cutoff": dg.MetadataValue.text(window.cutoff.isoformat()),
+            "older_cluster_documents_deleted": dg.MetadataValue.int(result.pruned),
         }
     )
     yield check_result(checks.check_one_cluster_per_token(reads, window), ERROR, "one_cluster_per_token")
@@ -202,7 +219,11 @@ signals_schedule = dg.build_schedule_from_partitioned_job(
 
 
 def signals_settings_from_env() -> dg.ResourceDefinition:
-    """The `signals` resource: SOCIALREC_CLUSTER_HUB_LIMIT when set (a malformed value fails the run),
-    deployment-only like every resource (`deploy_only`: a launch cannot set it)."""
+    """The `signals` resource: SOCIALREC_CLUSTER_HUB_LIMIT and SOCIALREC_CLUSTER_RETENTION_DAYS when set
+    (a malformed value fails the run), deployment-only like every resource (`deploy_only`: a launch
+    cannot set it)."""
     limit = dg.EnvVar.int(HUB_LIMIT_VARIABLE) if HUB_LIMIT_VARIABLE in os.environ else DEFAULT_HUB_LIMIT
-    return deploy_only("signals", SignalSettingsResource(cluster_hub_limit=limit))
+    keep = dg.EnvVar.int(RETENTION_VARIABLE) if RETENTION_VARIABLE in os.environ else DEFAULT_RETENTION_DAYS
+    return deploy_only(
+        "signals", SignalSettingsResource(cluster_hub_limit=limit, cluster_retention_days=keep)
+    )

@@ -6,16 +6,20 @@ a cluster is a connected component. An object shared by more than `cluster_hub_l
 hub (an exchange's account, a big channel, a shared host) and joins nothing: it would merge
 unrelated launches into one component. Every token is in exactly one cluster (a lone token is a
 cluster of one). A cluster's id is its smallest member address.
+
+Each cutoff keeps its own set, replaced whole when its day is recomputed. Retention: a run deletes
+the sets whose cutoff is more than `cluster_retention_days` days before its own, never a later one,
+so the schedule keeps the last days and a backfill of old days never removes newer sets.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from socialrec_pipeline.signals.settings import DEFAULT_HUB_LIMIT
+from socialrec_pipeline.signals.settings import DEFAULT_HUB_LIMIT, DEFAULT_RETENTION_DAYS
 from socialrec_pipeline.signals.token_signals import DOMAIN_PREFIX
 from socialrec_pipeline.signals.window import DayWindow
 from socialrec_pipeline.store.signals import SignalStore
@@ -51,6 +55,8 @@ class ClustersResult:
     docs: list[dict[str, Any]]
     hubs: int
     written: int = 0
+    #: documents of older cutoffs deleted by the retention rule
+    pruned: int = 0
     sizes: Counter[int] = field(default_factory=Counter)
 
     def figures(self) -> dict[str, int]:
@@ -135,15 +141,20 @@ def cluster_tokens(
 
 
 def compute_clusters(
-    reads: SignalStore, window: DayWindow, hub_limit: int = DEFAULT_HUB_LIMIT, now: datetime | None = None
+    reads: SignalStore,
+    window: DayWindow,
+    hub_limit: int = DEFAULT_HUB_LIMIT,
+    now: datetime | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> ClustersResult:
-    """Compute the clusters of all tokens discovered up to the window's cutoff and replace that
-    cutoff's stored set with them."""
+    """Compute the clusters of all tokens discovered up to the window's cutoff, replace that
+    cutoff's stored set with them, and delete the sets more than `retention_days` days older."""
     now = now or datetime.now(UTC)
     tokens = reads.tokens_discovered_between(None, window.cutoff)
     holders = objects_of_tokens(reads, tokens, window.cutoff)
     result = cluster_tokens([t["address"] for t in tokens], holders, hub_limit, window.cutoff, now)
     result.written = reads.replace_clusters(window.cutoff, result.docs)
+    result.pruned = reads.prune_clusters(window.cutoff - timedelta(days=retention_days))
     return result
 
 

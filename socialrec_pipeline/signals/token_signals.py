@@ -138,7 +138,7 @@ class _Others:
     discovered: dict[str, datetime]
 
 
-def _read_others(reads: SignalStore, linked: _Linked, cutoff: datetime) -> _Others:
+def _read_others(reads: SignalStore, linked: _Linked, cutoff: datetime, known: dict[str, datetime]) -> _Others:
     account_ids = _union(linked.accounts)
     created = {d["_id"]: d["creator_id"] for d in reads.content_ids_by_creators(account_ids)}
     links_by_object: dict[ObjectId, list[dict[str, Any]]] = defaultdict(list)
@@ -152,7 +152,9 @@ def _read_others(reads: SignalStore, linked: _Linked, cutoff: datetime) -> _Othe
             elif link["object"] == "contents" and oid in created:
                 tokens_of_account[created[oid]].add(link["token_address"])
     account_tokens = set().union(*tokens_of_account.values()) if tokens_of_account else set()
-    discovered = {d["address"]: d["discovered_at"] for d in reads.tokens_by_address(account_tokens)}
+    # the partition's own tokens are known already: only the others are read
+    discovered = {address: at for address, at in known.items() if address in account_tokens}
+    discovered |= {d["address"]: d["discovered_at"] for d in reads.tokens_by_address(account_tokens - set(known))}
     return _Others(links_by_object, tokens_of_account, discovered)
 
 
@@ -235,7 +237,7 @@ def signals_for(
     """The signal documents of `tokens` (each with address, discovered_at, fingerprints) as of `cutoff`."""
     addresses = [t["address"] for t in tokens]
     linked = _read_linked(reads, addresses, cutoff)
-    others = _read_others(reads, linked, cutoff)
+    others = _read_others(reads, linked, cutoff, {t["address"]: t["discovered_at"] for t in tokens})
     fingerprints, same_domain = _read_same_domain(reads, tokens, cutoff)
     wallet_holders = _read_wallet_holders(reads, addresses, cutoff)
     series = {d["object_id"]: d for d in reads.content_series(_union(linked.contents))}

@@ -21,6 +21,7 @@ from typing import Any
 from bson import ObjectId
 from pymongo import DeleteMany, InsertOne, ReplaceOne, UpdateOne
 from pymongo.database import Database
+from pymongo.errors import BulkWriteError
 
 from socialrec_pipeline.store.collections import (
     ACCOUNTS,
@@ -36,9 +37,13 @@ from socialrec_pipeline.store.collections import (
 
 Doc = dict[str, Any]
 
-#: `$in` lists are sent in slices of this many values (a bounded command size; the embedded
-#: server's `$in` slows down sharply with thousands of values).
+#: Writes are sent in bulk batches of this many operations, and a lookup that finds (almost)
+#: nothing (`known_wallets`) sends its `$in` in slices of this many values.
 BATCH = 500
+#: A read that returns rows sends its `$in` in slices of this many values: the embedded server
+#: compares every row it returns with each value of the `$in` (rows × slice comparisons), so short
+#: slices cost less than long ones while the round trips stay few (docs/decisions.md).
+IN_SLICE = 25
 
 _LINK_FIELDS = {"_id": 0, "token_address": 1, "object": 1, "object_id": 1, "linked_at": 1}
 
@@ -49,7 +54,26 @@ def _aware(name: str, moment: datetime) -> datetime:
     return moment
 
 
-def _slices(values: Iterable[Any], size: int = BATCH) -> Iterator[list[Any]]:
+#: The numbers of a link_stats value (`computed_at` aside).
+_STATS_FIELDS = ("link_count", "first_linked_at", "input_cutoff")
+
+
+def _replaces(kept: Doc | None, value: Doc) -> bool:
+    """Whether `value` is written over the stored link_stats `kept`."""
+    if not kept:
+        return True
+    if kept.get("input_cutoff") is not None and kept["input_cutoff"] > value["input_cutoff"]:
+        return False  # a later day's value
+    return any(kept.get(name) != value[name] for name in _STATS_FIELDS)
+
+
+def _differs(kept: Doc, value: Doc) -> bool:
+    """Whether two token_signals documents differ in anything but `computed_at` (and `_id`)."""
+    ignored = ("_id", "computed_at")
+    return {k: v for k, v in kept.items() if k not in ignored} != {k: v for k, v in value.items() if k not in ignored}
+
+
+def _slices(values: Iterable[Any], size: int = IN_SLICE) -> Iterator[list[Any]]:
     unique = list(dict.fromkeys(values))
     for i in range(0, len(unique), size):
         yield unique[i : i + size]
@@ -120,7 +144,8 @@ class SignalStore:
 
     def links_up_to(self, cutoff: datetime) -> list[Doc]:
         """Every link with linked_at ≤ cutoff (idx_links_linked): the clustering's one wide read."""
-        return list(self._links.find({"linked_at": {"$lte": _aware("cutoff", cutoff)}}, _LINK_FIELDS))
+        fields = {"_id": 0, "token_address": 1, "object": 1, "object_id": 1}  # the filter bounds linked_at
+        return list(self._links.find({"linked_at": {"$lte": _aware("cutoff", cutoff)}}, fields))
 
     def content_ids_linked_between(self, start: datetime, cutoff: datetime) -> list[ObjectId]:
         """Contents with a link made in [start, cutoff] (idx_links_linked)."""
@@ -178,7 +203,7 @@ class SignalStore:
         """Accounts stored at or before `stored_by` whose known_wallets hold one of `addresses`."""
         _aware("stored_by", stored_by)
         out: list[Doc] = []
-        for part in _slices(addresses):
+        for part in _slices(addresses, BATCH):
             fields = {"platform": 1, "platform_key": 1, "known_wallets": 1, "created_at": 1}
             found = self._accounts.find({"known_wallets": {"$in": part}}, fields)
             out += [d for d in found if d.get("created_at") is not None and d["created_at"] <= stored_by]
@@ -195,18 +220,20 @@ class SignalStore:
     # -- writes ----------------------------------------------------------------------------------
 
     def write_link_stats(self, stats: dict[ObjectId, Doc]) -> int:
-        """Set contents.link_stats unless the stored value has a newer input_cutoff (a backfill of an
-        older day never overwrites what a later day computed). Returns how many were written.
+        """Set contents.link_stats where it changes: not where the stored value has a newer
+        input_cutoff (a backfill of an older day never overwrites what a later day computed), nor
+        where it already holds the same numbers for the same cutoff (a recomputed day rewrites
+        nothing; an update costs the embedded server far more than a read). Returns how many were
+        written.
 
-        The stored cutoffs are read first and the writes filter on `_id` alone: an `_id` combined
-        with a condition is not a point lookup for the embedded server (each update would scan).
-        Two partitions of different days writing the same content at the same instant could still
-        cross; the next run of the newer day restores it (docs/decisions.md)."""
-        newest = {oid: (value or {}).get("input_cutoff") for oid, value in self.link_stats_of(stats).items()}
+        The stored values are read first and the writes filter on `_id` alone, one plain point
+        lookup per update. Two partitions of different days writing the same content at the same
+        instant could still cross; the next run of the newer day restores it (docs/decisions.md)."""
+        stored = self.link_stats_of(stats)
         ops = [
             UpdateOne({"_id": content_id}, {"$set": {"link_stats": value}})
             for content_id, value in stats.items()
-            if (kept := newest.get(content_id)) is None or kept <= value["input_cutoff"]
+            if _replaces(stored.get(content_id), value)
         ]
         written = 0
         for i in range(0, len(ops), BATCH):
@@ -217,13 +244,28 @@ class SignalStore:
         return {d["_id"]: d.get("link_stats") for d in self.contents_by_id(content_ids, ("link_stats",))}
 
     def write_token_signals(self, docs: Sequence[Doc]) -> int:
-        ops = [
-            ReplaceOne({"token_address": d["token_address"]}, d, upsert=True)
-            for d in docs
-        ]
+        """Store one document per token: inserted when the token has none, replaced when a value
+        changed, left alone when only `computed_at` would differ (a recomputed day rewrites
+        nothing). Returns how many were written."""
+        stored = {d["token_address"]: d for d in self.token_signals_of(d["token_address"] for d in docs)}
+        new = [dict(d) for d in docs if d["token_address"] not in stored]  # copies: the driver adds _id
+        changed = [d for d in docs if d["token_address"] in stored and _differs(stored[d["token_address"]], d)]
+        inserted = 0
+        for i in range(0, len(new), BATCH):
+            part = new[i : i + BATCH]
+            try:
+                inserted += len(self._signals.insert_many(part, ordered=False).inserted_ids)
+            except BulkWriteError as exc:  # stored meanwhile by another run: replaced below
+                errors = exc.details["writeErrors"]
+                if any(e["code"] != 11000 for e in errors):
+                    raise
+                inserted += exc.details["nInserted"]
+                taken = {part[e["index"]]["token_address"] for e in errors}
+                changed += [d for d in docs if d["token_address"] in taken]
+        ops = [ReplaceOne({"token_address": d["token_address"]}, d, upsert=True) for d in changed]
         for i in range(0, len(ops), BATCH):
             self._signals.bulk_write(ops[i : i + BATCH], ordered=False)
-        return len(ops)
+        return inserted + len(ops)
 
     def token_signals_of(self, addresses: Iterable[str]) -> list[Doc]:
         out: list[Doc] = []
@@ -238,6 +280,11 @@ class SignalStore:
         for i in range(0, len(ops), BATCH * 5):
             self._clusters.bulk_write(ops[i : i + BATCH * 5], ordered=False)
         return len(ops)
+
+    def prune_clusters(self, before: datetime) -> int:
+        """Delete the cluster sets of every cutoff earlier than `before` (uniq_clusters_cutoff_id).
+        Returns how many documents were deleted."""
+        return self._clusters.delete_many({"input_cutoff": {"$lt": _aware("before", before)}}).deleted_count
 
     def clusters_as_of(self, cutoff: datetime, limit: int = 0) -> list[Doc]:
         """The clusters of one cutoff, largest first."""

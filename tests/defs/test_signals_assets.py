@@ -91,3 +91,17 @@ def test_the_start_day_and_hub_limit_are_deploy_time_settings(monkeypatch):
     monkeypatch.delenv("SOCIALREC_CLUSTER_HUB_LIMIT")
     with dg.build_resources({"signals": signals_settings_from_env()}) as built:
         assert built.signals.settings().cluster_hub_limit == 50
+
+
+def test_the_cluster_retention_is_a_deploy_time_setting(monkeypatch):
+    monkeypatch.setenv("SOCIALREC_CLUSTER_RETENTION_DAYS", "30")
+    with dg.build_resources({"signals": signals_settings_from_env()}) as built:
+        assert built.signals.settings().cluster_retention_days == 30
+    monkeypatch.delenv("SOCIALREC_CLUSTER_RETENTION_DAYS")
+    with dg.build_resources({"signals": signals_settings_from_env()}) as built:
+        assert built.signals.settings().cluster_retention_days == 7
+    monkeypatch.setenv("SOCIALREC_CLUSTER_RETENTION_DAYS", "0")
+    with pytest.raises(Exception, match="cluster_retention_days"), dg.build_resources(
+        {"signals": signals_settings_from_env()}
+    ) as built:
+        built.signals.settings()

@@ -5,6 +5,7 @@ and their checks run, then each read is explained on the same server."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from pymongo import MongoClient, monitoring
@@ -94,3 +95,21 @@ def test_a_read_without_an_index_would_be_reported(traced):
     list(reads.db.token_links.find({"source_url": {"$exists": True}}))
     _, scans = _scans(reads.db, recorder.commands)
     assert [s[0] for s in scans] == ["token_links"]
+
+
+def test_a_recomputed_day_and_the_cluster_retention_use_only_indexes(traced):
+    """The second run of a day reads the stored documents to write only what changed, and the
+    clustering deletes the sets older than its retention: those reads are index reads too."""
+    reads, recorder = traced
+    window = DayWindow.of(D1.date())
+    for _ in range(2):
+        compute_link_stats(reads, window)
+        compute_token_signals(reads, window)
+    compute_clusters(reads, DayWindow.of(D1.date() + timedelta(days=9)), hub_limit=3, retention_days=7)
+    deletes = [c for c in recorder.commands if "delete" in c and c["delete"] == "token_clusters"]
+    bounds = [d["q"]["input_cutoff"] for c in deletes for d in c["deletes"]]
+    assert any(isinstance(b, dict) and "$lt" in b for b in bounds)  # the retention's range
+    assert any(c.get("find") == "token_signals" for c in recorder.commands)
+    count, scans = _scans(reads.db, recorder.commands)
+    assert count > 20
+    assert scans == [], "\n".join(map(str, scans))
