@@ -2,19 +2,19 @@
 
 Publishes N below-threshold `token.flow` messages to a throw-away queue and drains them twice per
 round: with a bare consumer loop (connect, prefetch 1000, one multiple-ack per 500, no parsing,
-stops at exactly N, cancels and closes) and with `TokenFlowDrain` exactly as one tick runs it (connect, topology
-declaration, depth check, parsing and validation, threshold, batched acks, the end-of-queue
-check). The two sides alternate which goes first from one round to the next, after one untimed
-warm-up round, so neither always meets a cold broker queue or a cold interpreter. Per round:
-both wall times and this thread's CPU per message. The ratio is the median of the per-round
-ratios (sensor rate / bare rate); the bare figure printed is the median bare rate of the same
-rounds. The load average is printed before and after, and so is the median of the per-round CPU
-ratios (`sensor_cpu_ratio`: bare CPU per message / sensor CPU per message), which still means
-something when the load is above the core count and wall-clock rates follow the scheduler. Before the drain rounds, what one
-empty-queue tick of `token_flow_sensor` costs (the function the code server evaluates every tick:
-broker connection, topology declaration, the inbox queries, the active-runs lookup): wall time and
-this thread's CPU. The last line is `sensor_drain_ratio: <ratio>`; exits 1 when it is under
-`--min-ratio` (default 1.0, the target).
+stops at exactly N, cancels and closes) and with `TokenFlowDrain` exactly as one tick runs it
+(connect, topology declaration, depth check, parsing and validation, threshold, batched acks, the
+end-of-queue check). The two sides alternate which goes first from one round to the next, after one
+untimed warm-up round, so neither always meets a cold broker queue or a cold interpreter. Per round:
+both wall times and this thread's CPU per message. The ratio is the median of the per-round ratios
+(sensor rate / bare rate); the bare figure printed is the median bare rate of the same rounds. The
+load average is printed before and after, and so is the median of the per-round CPU ratios
+(`sensor_cpu_ratio`: bare CPU per message / sensor CPU per message), which still means something
+when the load is above the core count and wall-clock rates follow the scheduler. Before the drain
+rounds, what one empty-queue tick of `token_flow_sensor` costs (the function the code server
+evaluates every tick: broker connection, topology declaration, the inbox queries, the active-runs
+lookup): wall time and this thread's CPU. The last line is `sensor_drain_ratio: <ratio>`; exits 1
+when it is under `--min-ratio` (default 1.0, the target).
 
     .venv/bin/python bench/sensor.py [--messages 20000] [--rounds 3] [--empty-ticks 20] [--min-ratio 1.0]
     .venv/bin/python bench/sensor.py --self-test [--messages 2000] [--rounds 1] [--rows slow_per_message]
