@@ -40,10 +40,12 @@ def reduced(name: str) -> tuple[list[str], int]:
             "--port-base",
             str(free_port_base(64)),
         ], 1  # faults binds base..base+60
+    if name == "sensor":
+        return ["--self-test", "--messages", "1000", "--rounds", "1"], 2
     raise ValueError(name)
 
 
-@pytest.mark.parametrize("name", ["integrity", "cost", "faults"])
+@pytest.mark.parametrize("name", ["integrity", "cost", "faults", "sensor"])
 def test_every_row_of_the_bench_reports_its_injected_breach(name):
     arguments, rows = reduced(name)
     result = subprocess.run(

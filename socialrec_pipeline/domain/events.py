@@ -176,6 +176,11 @@ class InvalidEvent(ValueError):
 
 def parse_token_flow(body: bytes) -> TokenFlowEvent:
     """Decode and validate one message body, or raise `InvalidEvent` with a short reason."""
+    return validate_payload(decode_body(body))
+
+
+def decode_body(body: bytes) -> dict[str, Any]:
+    """The body's JSON object, or `InvalidEvent` with a short reason (size, JSON, not an object)."""
     if len(body) > MAX_MESSAGE_BYTES:
         raise InvalidEvent(f"message of {len(body)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
@@ -187,9 +192,57 @@ def parse_token_flow(body: bytes) -> TokenFlowEvent:
         raise InvalidEvent(f"unparseable JSON: {exc.__class__.__name__}") from None
     if not isinstance(payload, dict):
         raise InvalidEvent("body is not a JSON object")
+    return payload
+
+
+def validate_payload(payload: dict[str, Any]) -> TokenFlowEvent:
+    """The event a decoded body carries, or `InvalidEvent` naming the first field that fails."""
     try:
         return TokenFlowEvent.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first.get("loc", ())) or "body"
         raise InvalidEvent(f"{field}: {first.get('msg', 'invalid')}") from None
+
+
+#: The model's own field names where they differ from the wire names: `populate_by_name` accepts
+#: them too, so a payload using one is left to the full validation.
+_FIELD_NAMES = frozenset(
+    name for name, info in TokenFlowEvent.model_fields.items() if info.alias and info.alias != name
+)
+
+
+def _valid_instant(value: Any) -> bool:
+    """Whether `Instant` accepts `value` (the same `parse_instant` the model calls)."""
+    if value is None:
+        return True
+    try:
+        parse_instant(value)
+    except Exception:  # noqa: BLE001 - anything it raises is the model's business: not "clearly valid"
+        return False
+    return True
+
+
+def clearly_below_threshold(payload: dict[str, Any], threshold: int) -> bool:
+    """True only when `validate_payload(payload)` would succeed and the event is below `threshold`,
+    decided without building the model (the sensor acks such a message and keeps nothing of it).
+
+    False means "not decided here", never "invalid": the caller then runs the full validation,
+    which builds the event or names the reason it is dead-lettered, exactly as before. Every check
+    is the model's own rule, stricter where that is simpler: an exact `int` count in
+    `0 <= count < threshold`, a base58 address, text or null for `symbol` and `afGroupId` (the
+    symbol's cleaning never rejects text), timestamps `parse_instant` accepts, and none of the
+    model's own field names (which `populate_by_name` would read instead).
+    """
+    count = payload.get("totalInvestedAlphaFinders")
+    if type(count) is not int or not 0 <= count < threshold:  # noqa: E721 - bool is not a count
+        return False
+    if not is_token_address(payload.get("tokenAddress")):
+        return False
+    for key in ("symbol", "afGroupId"):
+        text = payload.get(key)
+        if text is not None and type(text) is not str:  # noqa: E721 - exactly what StrictStr takes
+            return False
+    if not (_valid_instant(payload.get("firstFlowTimestamp")) and _valid_instant(payload.get("flowAt"))):
+        return False
+    return _FIELD_NAMES.isdisjoint(payload)

@@ -1,7 +1,10 @@
 """One sensor tick without Dagster: drain the queue into the inbox, then plan which runs to launch.
 
 Drain: a prefetching consumer (a `basic_get` loop is ~10x slower here), bounded by message count and
-wall time, never waiting on an empty queue. Messages are handled in chunks; per chunk the qualifying
+wall time, never waiting on an empty queue: it is not consumed at all when nothing is ready at the
+start, and the drain ends without an idle wait once every message ready at the start has been handled
+and nothing more is ready. A valid message below the threshold is recognised without building the
+event (`classify`); every other one is validated in full. Messages are handled in chunks; per chunk the qualifying
 tokens are written to the inbox, invalid ones are republished to the DLQ with their reason, and only
 then is the whole chunk acknowledged with one `multiple=True` ack. A crash anywhere before that ack
 leaves the chunk unacknowledged, so RabbitMQ redelivers it; the inbox write is idempotent.
@@ -18,7 +21,13 @@ from typing import Any
 
 import pika
 
-from socialrec_pipeline.domain.events import InvalidEvent, TokenFlowEvent, parse_token_flow
+from socialrec_pipeline.domain.events import (
+    InvalidEvent,
+    TokenFlowEvent,
+    clearly_below_threshold,
+    decode_body,
+    validate_payload,
+)
 from socialrec_pipeline.stream.broker import (
     EXCHANGE,
     REASON_HEADER,
@@ -65,15 +74,20 @@ class DrainCounts:
         }
 
 
-def classify(body: bytes) -> tuple[TokenFlowEvent | None, str]:
-    """The event, or None and the reason it is dead-lettered.
+def classify(body: bytes, below: int | None = None) -> tuple[TokenFlowEvent | None, str]:
+    """The event, or None and the reason it is dead-lettered; with `below` (the threshold), also
+    `(None, "")` for a valid event below it, recognised without building the event
+    (`clearly_below_threshold`: most of the stream, and the model is most of the cost).
 
     Anything the parser raises is a property of the body, not of the poller: a body that makes
     `json.loads` itself fail (30,000 nested brackets → RecursionError, a 5,000-digit number →
     ValueError) would otherwise escape the tick unacknowledged and be redelivered forever.
     """
     try:
-        return parse_token_flow(body), ""
+        payload = decode_body(body)
+        if below is not None and clearly_below_threshold(payload, below):
+            return None, ""
+        return validate_payload(payload), ""
     except InvalidEvent as exc:
         return None, exc.reason
     except Exception as exc:  # noqa: BLE001 - see the docstring
@@ -109,7 +123,6 @@ class TokenFlowDrain:
         connection = open_connection(self._url)
         try:
             channel = declare_topology(connection, self._queue, self._exchange)
-            channel.basic_qos(prefetch_count=self._limits.prefetch)
             self._consume(connection, channel, counts)
         finally:
             # Closing requeues whatever was delivered but not acknowledged (crash-safe by design).
@@ -118,44 +131,47 @@ class TokenFlowDrain:
         return counts
 
     def _consume(self, connection, channel, counts: DrainCounts) -> None:
-        limits = self._limits
+        depth_at_start = self._ready_count(channel)
+        if not depth_at_start:
+            return  # an empty queue is not waited on: what is published now is the next tick's
+        limits, threshold = self._limits, self._threshold
+        channel.basic_qos(prefetch_count=limits.prefetch)
         deadline = time.monotonic() + limits.max_seconds
         qualifying: list[tuple[bytes, TokenFlowEvent]] = []
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
-        unacked = 0
+        consumed = unacked = below = idle_checks = 0
         self._dlq_channel: Any = None  # a pika channel once opened (pika ships no type information)
-        depth_at_start = self._ready_count(channel)
-        idle_checks = 0
         for method, _props, body in channel.consume(
             self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s
         ):
-            if method is not None:
-                counts.consumed += 1
-                unacked += 1
-                last_tag = method.delivery_tag
-                event, reason = classify(body)
-                if event is None:
-                    invalid.append((body, reason))
-                else:
-                    if event.qualifies(self._threshold):
-                        qualifying.append((body, event))
-                    else:
-                        counts.below_threshold += 1
             if method is None:
                 idle_checks += 1
+                done = self._drained(channel, consumed, depth_at_start, idle_checks)
             else:
                 idle_checks = 0
-            done = (
-                (method is None and self._drained(channel, counts.consumed, depth_at_start, idle_checks))
-                or counts.consumed >= limits.max_messages
-                or time.monotonic() >= deadline
-            )
+                consumed += 1
+                unacked += 1
+                last_tag = method.delivery_tag
+                event, reason = classify(body, threshold)
+                if event is not None and event.qualifies(threshold):
+                    qualifying.append((body, event))
+                elif reason:
+                    invalid.append((body, reason))
+                else:
+                    below += 1
+                # Every message ready at the start is here: end now if nothing more is ready
+                # (`_drained` without the idle wait), else go on as on any later delivery.
+                done = consumed >= limits.max_messages or (
+                    consumed == depth_at_start and self._ready_count(channel) == 0
+                )
+            done = done or time.monotonic() >= deadline
             if unacked and (done or unacked >= limits.ack_every):
                 self._settle(connection, channel, last_tag, qualifying, invalid, counts)
                 qualifying, invalid, unacked = [], [], 0
             if done:
                 break
+        counts.consumed, counts.below_threshold = consumed, below
         channel.cancel()  # requeues prefetched messages this tick did not look at
 
     def _ready_count(self, channel) -> int:
