@@ -24,6 +24,9 @@ from tests.broker import Broker
 # this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
 # Set it in the shell to run the suite with the production delays. Step processes inherit it.
 os.environ.setdefault("SOCIALREC_STEP_RETRY_DELAY_S", "0")
+# The deployed sensor listens up to 20 s on an empty queue; a test's tick on an empty queue ends at
+# once (the listening itself is tested with limits of its own, tests/stream/test_drain.py).
+os.environ.setdefault("SOCIALREC_SENSOR_LISTEN_SECONDS", "0")
 
 # No per-example deadline: on a shared 2-core machine a slow example is load, not a bug (a routing
 # property once failed on a deadline). CI also tolerates slow data generation, and prints the blob

@@ -131,12 +131,13 @@ class TokenFlowDrain:
         return counts
 
     def _consume(self, connection, channel, counts: DrainCounts) -> None:
-        depth_at_start = self._ready_count(channel)
-        if not depth_at_start:
-            return  # an empty queue is not waited on: what is published now is the next tick's
         limits, threshold = self._limits, self._threshold
+        depth_at_start = self._ready_count(channel)
+        if not depth_at_start and not limits.first_message_wait_s:
+            return  # an empty queue is not waited on: what is published now is the next tick's
         channel.basic_qos(prefetch_count=limits.prefetch)
-        deadline = time.monotonic() + limits.max_seconds
+        listen_until = time.monotonic() + limits.first_message_wait_s
+        deadline = listen_until + limits.max_seconds
         qualifying: list[tuple[bytes, TokenFlowEvent]] = []
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
@@ -146,6 +147,8 @@ class TokenFlowDrain:
             self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s
         ):
             if method is None:
+                if not consumed and time.monotonic() < listen_until:
+                    continue  # listening on an empty queue: the first event is taken as it arrives
                 idle_checks += 1
                 done = self._drained(channel, consumed, depth_at_start, idle_checks)
             else:

@@ -16,6 +16,11 @@ class TickLimits:
     max_messages: int = 50_000
     #: How long an empty queue is waited on before the drain ends.
     idle_timeout_s: float = 0.1
+    #: A tick that finds the queue empty listens this long for the first message instead of ending
+    #: at once: the daemon starts a sensor tick at most every 5 s, so an event otherwise waited
+    #: ~2.5 s on average for the next tick; a listening tick takes it within `idle_timeout_s`, and an
+    #: idle deployment runs a tick every ~`first_message_wait_s` instead of every 5 s. 0 = no wait.
+    first_message_wait_s: float = 0.0
     prefetch: int = 1_000
     ack_every: int = 500
     #: Launches per tick (the rest wait for the next tick; the run queue limits concurrency anyway).
@@ -71,6 +76,29 @@ def relaunch_backoff(environ: Mapping[str, str]) -> tuple[timedelta, ...]:
     return tuple(timedelta(minutes=m) for m in minutes)
 
 
+#: Deploy-time setting: how long a tick on an empty queue listens for the first event (seconds).
+LISTEN_VARIABLE = "SOCIALREC_SENSOR_LISTEN_SECONDS"
+DEFAULT_LISTEN_SECONDS = 20.0
+#: Dagster gives a sensor evaluation 60 s; listening plus a full drain (`max_seconds`) stays under it.
+_MAX_LISTEN_SECONDS = 30.0
+
+
+def sensor_listen_seconds(environ: Mapping[str, str]) -> float:
+    """`SOCIALREC_SENSOR_LISTEN_SECONDS`, or the default when unset; malformed raises `SettingError`."""
+    raw = (environ.get(LISTEN_VARIABLE) or "").strip()
+    if not raw:
+        return DEFAULT_LISTEN_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= _MAX_LISTEN_SECONDS:
+        raise SettingError(
+            f"{LISTEN_VARIABLE}={raw!r}: seconds from 0 to {_MAX_LISTEN_SECONDS:g} (default {DEFAULT_LISTEN_SECONDS:g})"
+        )
+    return seconds
+
+
 def tick_limits_from_env(environ: Mapping[str, str]) -> TickLimits:
-    """The sensor's limits with the deployment's relaunch backoff."""
-    return TickLimits(backoff=relaunch_backoff(environ))
+    """The sensor's limits with the deployment's relaunch backoff and listening time."""
+    return TickLimits(backoff=relaunch_backoff(environ), first_message_wait_s=sensor_listen_seconds(environ))

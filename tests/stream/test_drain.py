@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+
+import pika
+import pytest
+
+from socialrec_pipeline.recording.settings import SettingError
+from socialrec_pipeline.stream.broker import ROUTING_KEY
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TickLimits, TokenFlowDrain
+from socialrec_pipeline.stream.limits import (
+    DEFAULT_LISTEN_SECONDS,
+    LISTEN_VARIABLE,
+    sensor_listen_seconds,
+    tick_limits_from_env,
+)
 from tests.broker import QUALIFYING_ADDRESSES, flow
 
 
@@ -26,3 +41,56 @@ def test_an_empty_queue_ends_the_drain_at_once(broker, fresh_db):
     inbox.ensure_indexes()
     counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, exchange=broker.exchange).run()
     assert counts.consumed == 0
+
+
+def _publish_later(broker_url: str, exchange: str, body: dict, delay_s: float) -> threading.Thread:
+    """Publish `body` after `delay_s` on a connection of its own (the drain holds the test's)."""
+
+    def publish() -> None:
+        time.sleep(delay_s)
+        conn = pika.BlockingConnection(pika.URLParameters(broker_url))
+        try:
+            conn.channel().basic_publish(exchange, ROUTING_KEY, json.dumps(body).encode())
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=publish)
+    thread.start()
+    return thread
+
+
+def test_a_listening_tick_takes_an_event_published_while_it_waits_and_then_ends(broker, fresh_db):
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()
+    limits = TickLimits(first_message_wait_s=10)
+    publisher = _publish_later(broker.url, broker.exchange, flow(QUALIFYING_ADDRESSES[0], 6), 1.0)
+    started = time.monotonic()
+    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange).run()
+    took = time.monotonic() - started
+    publisher.join()
+    # Taken in the same tick (journaled), and the tick ended soon after instead of listening 10 s.
+    assert (counts.consumed, counts.queued) == (1, 1)
+    assert fresh_db["record_inbox"].count_documents({"token_address": QUALIFYING_ADDRESSES[0]}) == 1
+    assert 1.0 <= took < 5.0, took
+
+
+def test_a_listening_tick_on_a_queue_that_stays_empty_ends_after_its_wait(broker, fresh_db):
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()
+    started = time.monotonic()
+    counts = TokenFlowDrain(
+        broker.url, broker.queue, inbox, threshold=5, limits=TickLimits(first_message_wait_s=1.0),
+        exchange=broker.exchange,
+    ).run()  # fmt: skip
+    took = time.monotonic() - started
+    assert counts.consumed == 0
+    assert 1.0 <= took < 4.0, took
+
+
+def test_the_listening_time_is_a_strict_deploy_time_setting():
+    assert sensor_listen_seconds({}) == DEFAULT_LISTEN_SECONDS
+    assert sensor_listen_seconds({LISTEN_VARIABLE: "0"}) == 0
+    assert tick_limits_from_env({LISTEN_VARIABLE: "7.5"}).first_message_wait_s == 7.5
+    for bad in ("-1", "31", "soon"):
+        with pytest.raises(SettingError, match=LISTEN_VARIABLE):
+            sensor_listen_seconds({LISTEN_VARIABLE: bad})
