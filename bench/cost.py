@@ -463,8 +463,10 @@ def base_run(job: dg.JobDefinition, linked: str) -> tuple[dict, dict]:
         if isinstance(partitions, dg.StaticPartitionsDefinition):
             keys = partitions.get_partition_keys()
             kwargs["partition_key"] = "skipped_paid" if "skipped_paid" in keys else keys[0]
-        else:
+        elif partitions.has_partition_key(WINDOW):
             kwargs["partition_key"] = WINDOW
+        else:  # another time axis (signals_job's days): its newest partition
+            kwargs["partition_key"] = partitions.get_last_partition_key()
     return config, kwargs
 
 

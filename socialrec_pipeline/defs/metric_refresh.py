@@ -110,14 +110,16 @@ def metric_refresh_summary(
 
 
 def run_stops(context: dg.OpExecutionContext, recorder) -> RedisProviderStops:
-    """Credentials refused in this run, seen by its free pass and every paid step."""
-    return RedisProviderStops(recorder.locks.redis, scope=f"metric-refresh:{context.run_id}")
+    """Credentials refused in this run, seen by its free pass and every paid step (retry and
+    metric refresh)."""
+    return RedisProviderStops(recorder.locks.redis, scope=f"run:{context.run_id}")
 
 
-def refresh_key(url: str) -> str:
-    """A paid step's mapping key: the URL's readable part and a hash (unique in the run)."""
+def refresh_key(url: str, scope: str = "") -> str:
+    """A paid step's mapping key: the URL's readable part and a hash of `scope` and the URL (unique
+    in the run: metric refresh fetches a URL once; retry passes the token as the scope)."""
     readable = re.sub(r"[^A-Za-z0-9]+", "_", url.split("://", 1)[-1]).strip("_")[:24].rstrip("_")
-    return f"{readable or 'url'}_{hashlib.sha1(url.encode()).hexdigest()[:6]}"
+    return f"{readable or 'url'}_{hashlib.sha1(f'{scope} {url}'.encode()).hexdigest()[:6]}"
 
 
 def log_failures(context: dg.OpExecutionContext, result: MetricRefreshResult) -> None:

@@ -317,6 +317,7 @@ record_paid_url = url_op(
 
 @dg.op(
     out=dg.DynamicOut(PlannedUrl),
+    retry_policy=TRANSIENT_RETRY,
     description="The short links record_url resolved to a paid platform, one output each for "
     "record_paid_url_resolved (in the paid_social_api pool): record_url makes no paid call.",
 )

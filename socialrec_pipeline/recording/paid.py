@@ -7,9 +7,9 @@ only inside `PaidSlots.slot()` and only while the credit guard is not tripped (c
 the slot is held, right before the call).
 
 The slots are Dagster's `paid_social_api` pool in the code location (`defs/paid_pool.py`): a step
-already in the pool holds one (`HeldPaidSlot`); `record_url` and the metric refresh's free pass
-defer a paid call to a step of the pool (`DeferPaidCalls`); a reconcile or retry step claims one
-around each paid call.
+already in the pool holds one (`HeldPaidSlot`); `record_url` and the free passes of retry and
+metric refresh defer a paid call to a step of the pool (`DeferPaidCalls`); a reconcile step claims
+one around each paid call.
 Services used without Dagster (tests, tools) are unbounded.
 """
 

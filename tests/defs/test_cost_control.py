@@ -103,10 +103,6 @@ def occupy_paid_pool(instance) -> None:
     assert storage.claim_concurrency_slot(paid_pool.PAID_POOL, "another-run", "record_paid_url[x]").is_claimed
 
 
-def free_paid_pool(instance) -> None:
-    instance.event_log_storage.free_concurrency_slot_for_step("another-run", "record_paid_url[x]")
-
-
 # -- 1. short links --------------------------------------------------------------------------------
 
 
@@ -306,27 +302,32 @@ def test_reconcile_paid_calls_wait_for_the_paid_pool(
     assert stand_ins.apify.calls == []
 
 
-def test_retry_of_skipped_paid_waits_for_the_paid_pool(
-    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+def test_retry_of_skipped_paid_makes_its_paid_call_in_a_step_of_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url
 ):
-    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     address = unique_address()
-    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    stand_ins.soltracker.put(
+        upstream_token(address, twitter="https://t.co/TkVid01", discord=VIDEO.format("7350000000000000005"))
+    )
     off = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False)
     assert record_token_job.execute_in_process(
         run_config=prepare_config(address), resources=off, instance=pooled_instance
     ).success
     on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
 
-    occupy_paid_pool(pooled_instance)
     result = retry_job.execute_in_process(partition_key="skipped_paid", resources=on, instance=pooled_instance)
     assert result.success
-    assert stand_ins.apify.calls == []
-    assert url_entry(fresh_db, address, "discord")["status"] == "error"
-
-    free_paid_pool(pooled_instance)
-    assert retry_job.execute_in_process(partition_key="error", resources=on, instance=pooled_instance).success
-    assert url_entry(fresh_db, address, "discord")["status"] == "ok" and len(stand_ins.apify.calls) == 1
+    paid_steps = step_spans(pooled_instance, result.run_id, "retry_paid_url[")
+    assert len(paid_steps) == len(stand_ins.apify.calls) == 2
+    for call_at in stand_ins.apify.calls:  # every paid call was made inside a pooled step
+        assert any(start <= call_at <= end for start, end in paid_steps.values())
+    assert output_metadata(result, "retry_urls")["deferred_paid"].value == 2
+    total = output_metadata(result, "retry_summary")
+    assert total["urls_attempted"].value == 2 and total["external_calls"].value == 2
+    for field in ("twitter", "discord"):
+        entry = url_entry(fresh_db, address, field)
+        assert (entry["status"], entry["attempts"]) == ("ok", 1), entry
+    assert f"socialrec/token.{address}" in pooled_instance.get_run_by_id(result.run_id).tags
 
 
 def test_metric_refresh_paid_calls_run_in_steps_of_the_paid_pool(
