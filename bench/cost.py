@@ -20,9 +20,10 @@ while paid is off (each must be 0):
     point the field at the paid host (the endpoint's URL moved to the meter, flags true, numbers
     huge); a launch the schema refuses starts nothing, an accepted one runs and is metered;
   - run tags at launch: for every environment variable the code location reads, a
-    `dagster-k8s/config` tag setting it; dagster-k8s's own `K8sContainerContext.create_for_run`
-    with the run launcher of deploy/helm-values.yaml says what the run pod would receive; a run with
-    that environment is metered.
+    `dagster-k8s/config` tag setting it; the launch gate's `tag_refusals` (what the run coordinator
+    refuses before queueing), else dagster-k8s's own `K8sContainerContext.create_for_run` with the
+    run launcher of deploy/helm-values.yaml says what the run pod would receive; a run with that
+    environment is metered.
 
 with paid on and a provider that runs out of credit after its first call: two `record_token_job`
 runs in flight at once (4 paid URLs each, one behind a short link); the calls that reached the
@@ -33,8 +34,8 @@ credit guard before it was set (in flight).
     .venv/bin/python bench/cost.py --self-test [--jobs record_token_job] [--fields resources.recording]
 
 Exits 1 when any row counted a call. `--self-test` injects, per row, the breach the row exists for
-(its runs secretly paid on; an opened `recording.enable_paid` field; a launcher that passes tag env
-through) and exits non-zero unless every row counts it; last line
+(its runs secretly paid on; an opened `recording.enable_paid` field; no launch gate and a launcher
+that passes tag env through) and exits non-zero unless every row counts it; last line
 `bench_self_test: N/N rows detect their breach`. Needs Redis (REDIS_URL), RabbitMQ (RABBITMQ_URL)
 and MongoDB (MONGODB_URI, else an embedded SecantusDB). Last line otherwise: `paid_calls_while_off: N`.
 """
@@ -463,8 +464,10 @@ def base_run(job: dg.JobDefinition, linked: str) -> tuple[dict, dict]:
         if isinstance(partitions, dg.StaticPartitionsDefinition):
             keys = partitions.get_partition_keys()
             kwargs["partition_key"] = "skipped_paid" if "skipped_paid" in keys else keys[0]
-        else:
+        elif partitions.has_partition_key(WINDOW):
             kwargs["partition_key"] = WINDOW
+        else:  # another time axis (signals_job's days): its newest partition
+            kwargs["partition_key"] = partitions.get_last_partition_key()
     return config, kwargs
 
 
@@ -617,8 +620,10 @@ def pod_env_from_tags(launcher: SimpleNamespace, tags: dict[str, str]) -> dict[s
 
 
 def row_run_tags(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
+    from socialrec_pipeline.defs.launch_gate import tag_refusals
+
     launcher = helm_launcher()
-    if paid:  # the breach: a launcher with no allowlist, which passes a tag's env to the run pod
+    if paid:  # the breach: no launch gate, and a launcher with no allowlist, which passes a tag's env on
         launcher.only_allow_user_defined_env_vars = None
         launcher.only_allow_user_defined_k8s_config_fields = None
     deployed = bench.deployment_env()
@@ -630,7 +635,9 @@ def row_run_tags(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
         value = env_attack_value(bench, name, deployed)
         tags = {K8S_CONFIG_TAG: json.dumps({"container_config": {"env": [{"name": name, "value": value}]}})}
         row.tried += 1
-        through = pod_env_from_tags(launcher, tags)
+        # The launch gate (GatedRunCoordinator) refuses the tag before the run is queued; the
+        # launcher's own allowlist is what is left when a run gets past it.
+        through = {} if not paid and tag_refusals(tags, "record_token") else pod_env_from_tags(launcher, tags)
         if name not in through:
             row.refused += 1
             continue

@@ -1,14 +1,15 @@
 """The `paid_social_api` pool, for every paid call of every job.
 
 `record_token_job` routes URLs written on a paid platform to `record_paid_url`, an op in the pool:
-the step holds a slot for its whole run (`HeldPaidSlot`). Every other paid call — a short link in
-`record_url` whose target turns out to be paid, and the paid calls of `reconcile_job`, `retry_job`
-and `metric_refresh_job`, which run inside one op each — claims a slot of the same pool around the
-one call (`PoolPaidSlots`), in the instance's concurrency table that Dagster's executor claims op
-pool slots in, keyed by the run: so the pool's limit (`concurrency.pools.default_limit` in
-dagster.yaml) caps concurrent paid calls across all runs and jobs, the claims show on the pool's
-page in the UI like any step's, and a run whose worker died has its slots freed by run monitoring
-(`free_slots_after_run_end_seconds`) like its pooled steps'.
+the step holds a slot for its whole run (`HeldPaidSlot`). A short link in `record_url` whose target
+turns out to be paid is deferred to the same op (`record_paid_url_resolved`); `retry_job` and
+`metric_refresh_job` hand each paid call to `retry_paid_url` / `refresh_paid_metric`, also in the
+pool. The paid calls of `reconcile_job`, which run inside one op, still claim a slot of the same
+pool around the one call (`PoolPaidSlots`), in the instance's concurrency table that Dagster's
+executor claims op pool slots in, keyed by the run: so the pool's limit
+(`concurrency.pools.default_limit` in dagster.yaml) caps concurrent paid calls across all runs and
+jobs, the claims show on the pool's page in the UI like any step's, and a run whose worker died has
+its slots freed by run monitoring (`free_slots_after_run_end_seconds`) like its pooled steps'.
 
 Only the `DagsterInstance` object is used (its `event_log_storage` concurrency methods), no module
 of `dagster._`. An instance whose storage has no global concurrency (an ephemeral test instance)

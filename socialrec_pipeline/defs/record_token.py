@@ -6,8 +6,10 @@ works and takes it back if it expired while the step waited for a pool slot.
 
 Paid-platform URLs go through `record_paid_url`, the same op in the `paid_social_api` pool, so
 Dagster's op concurrency caps simultaneous paid calls across all runs (limit in dagster.yaml). A
-short link is routed to `record_url`: its target is known only once resolved, and when it is paid
-the step claims a slot of the same pool around that one call (`defs/paid_pool.py`).
+short link is routed to `record_url`: its target is known only once resolved (a free request), and
+when it is paid `record_url` makes no call and returns the URL as deferred; `defer_paid_urls` then
+fans the deferred URLs out to `record_paid_url_resolved` (the same pooled op), and `write_marker`
+takes that step's result for the URL.
 """
 
 import hashlib
@@ -21,7 +23,7 @@ import dagster as dg
 from pydantic import Field
 
 from socialrec_pipeline.defs.launch_gate import LaunchRefused, refuse_op_config
-from socialrec_pipeline.defs.paid_pool import PAID_POOL, PoolPaidSlots
+from socialrec_pipeline.defs.paid_pool import PAID_POOL
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -44,7 +46,7 @@ from socialrec_pipeline.defs.services import (
 from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404
 from socialrec_pipeline.domain.events import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld
-from socialrec_pipeline.recording.paid import HeldPaidSlot
+from socialrec_pipeline.recording.paid import DeferPaidCalls, HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult
 from socialrec_pipeline.recording.provider_stops import RedisProviderStops
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -284,8 +286,8 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
     ) -> UrlResult:
         with transient_only(context):
             # In the pool the step's own slot covers its call; outside it a short link whose target
-            # is paid claims a slot of the same pool around that call.
-            slots = HeldPaidSlot() if pool == PAID_POOL else PoolPaidSlots(context)
+            # is paid is not called but deferred to a step of the pool (`defer_paid_urls`).
+            slots = HeldPaidSlot() if pool == PAID_POOL else DeferPaidCalls()
             recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=slots)
             try:
                 hold_lock(recorder.locks, token.address, token.owner)
@@ -296,7 +298,8 @@ def url_op(name: str, *, pool: str | None, description: str) -> dg.OpDefinition:
             stops = RedisProviderStops(recorder.locks.redis, scope=f"{token.owner}:{token.address}")
             with recorder.keep_alive(token):
                 result = recorder.record_one_url(token, planned, provider_stops=stops)
-        context.log.info(f"{planned.url}: {result.status}" + (f" ({result.error})" if result.error else ""))
+        status = "deferred" if result.deferred else str(result.status)
+        context.log.info(f"{planned.url}: {status}" + (f" ({result.error})" if result.error else ""))
         if result.stopped_credential is not None:
             warn_stopped_credentials(context, [result.stopped_credential])
         return result
@@ -310,6 +313,31 @@ record_paid_url = url_op(
     pool=PAID_POOL,
     description="The same as record_url, for a paid platform, inside the paid_social_api pool.",
 )
+
+
+@dg.op(
+    out=dg.DynamicOut(PlannedUrl),
+    retry_policy=TRANSIENT_RETRY,
+    description="The short links record_url resolved to a paid platform, one output each for "
+    "record_paid_url_resolved (in the paid_social_api pool): record_url makes no paid call.",
+)
+def defer_paid_urls(context: dg.OpExecutionContext, token: PreparedToken, results: list[UrlResult]):
+    deferred = [r.planned for r in results if r.deferred]
+    keys = mapping_keys(token.planned)
+    for planned in deferred:
+        context.log.info(f"{planned.url}: resolves to a paid platform, recorded in the paid_social_api pool")
+        yield dg.DynamicOutput(planned, mapping_key=keys[planned.url])
+
+
+def merged_results(
+    token: PreparedToken, results: list[UrlResult], paid_results: list[UrlResult], resolved: list[UrlResult]
+) -> list[UrlResult]:
+    """Every URL's result in the token's order: a deferred one replaced by its pooled step's result
+    (still `deferred` only if that step did not run, then an `error` without an attempt)."""
+    decided = {r.planned.url: r for r in resolved}
+    merged = [decided.get(r.planned.url, r) if r.deferred else r for r in results] + paid_results
+    order = {planned.url: i for i, planned in enumerate(token.planned)}
+    return sorted(merged, key=lambda r: order.get(r.planned.url, len(order)))
 
 
 #: Shown inline in the run's event log, the table gets the width of the log's info column (~760 px
@@ -388,14 +416,14 @@ def write_marker(
     token: PreparedToken,
     results: list[UrlResult],
     paid_results: list[UrlResult],
+    resolved_paid_results: list[UrlResult],
     mongo: MongoResource,
     redis: RedisResource,
     recording: RecordingSettingsParam,
     generators: GeneratorsResource,
 ) -> dg.Output:
     """The `tokens` document, written last (it is the marker), then the lock is released."""
-    order = {planned.url: i for i, planned in enumerate(token.planned)}
-    ordered = sorted([*results, *paid_results], key=lambda r: order.get(r.planned.url, len(order)))
+    ordered = merged_results(token, results, paid_results, resolved_paid_results)
     with transient_only(context):
         recorder = token_recorder(mongo, redis, None, recording, generators)
         hold_lock(recorder.locks, token.address, token.owner)
@@ -438,4 +466,7 @@ def record_token_job():
     token, urls, paid_urls, _skipped = prepare()
     results = urls.map(lambda planned: record_url(token, planned)).collect()
     paid_results = paid_urls.map(lambda planned: record_paid_url(token, planned)).collect()
-    write_marker(token, results, paid_results)
+    resolved_paid = defer_paid_urls(token, results).map(
+        lambda planned: record_paid_url.alias("record_paid_url_resolved")(token, planned)
+    )
+    write_marker(token, results, paid_results, resolved_paid.collect())

@@ -25,14 +25,18 @@ deployment-wide Redis flag): once any paid call anywhere met out-of-credit, late
 count as `skipped["credit_exhausted"]` and cost no call; the one that met it counts as
 `skipped["skipped_paid"]`. A refused key or a spent quota stops that credential for the run
 (`ProviderStops`), counted as `skipped["credential_stopped"]`.
+
+In the code location the pass runs in two parts: `run` with `DeferPaidCalls` makes every free call
+and lists each paid one in `deferred` (counted against the budget, not made); `refresh_deferred`
+makes one of them in a step of the paid pool, and `merged` adds those steps' results to the run's.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -70,6 +74,33 @@ class MetricRefreshResult:
     budget_exhausted: bool = False
     credit_exhausted: bool = False
     stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
+    #: Paid calls not made by this pass, left to steps of the paid pool (`refresh_deferred`).
+    deferred: list[PaidRefresh] = field(default_factory=list)
+
+    def merged(self, others: Iterable[MetricRefreshResult]) -> MetricRefreshResult:
+        """This free pass's result with the deferred paid calls' results added (their calls and
+        URLs were counted here already)."""
+        total = replace(self, failures=list(self.failures), skipped=Counter(self.skipped))
+        total.stopped_credentials = dict(self.stopped_credentials)
+        for other in others:
+            total.points_appended += other.points_appended
+            total.metrics_latest_updated += other.metrics_latest_updated
+            total.failed += other.failed
+            total.failures.extend(other.failures[: max(0, MAX_FAILURES_KEPT - len(total.failures))])
+            total.skipped.update(other.skipped)
+            total.credit_exhausted |= other.credit_exhausted
+            for setting, stopped in other.stopped_credentials.items():
+                total.stopped_credentials.setdefault(setting, stopped)
+        return total
+
+
+class PaidRefresh(NamedTuple):
+    """A paid re-generation the free pass left to a step of the paid pool: the URL and the queue
+    entry (`object`, `object_id`) it was chosen for."""
+
+    url: str
+    kind: str
+    object_id: ObjectId
 
 
 class ObservedObject(NamedTuple):
@@ -144,6 +175,28 @@ class MetricRefreshService:
             queue.close()
         run.result.credit_exhausted = guard.is_exhausted()
         return run.result
+
+    def refresh_deferred(
+        self,
+        paid: PaidRefresh,
+        *,
+        min_interval: timedelta | None = None,
+        credit_guard: CreditGuard | None = None,
+        provider_stops: ProviderStops | None = None,
+    ) -> MetricRefreshResult:
+        """Make one paid re-generation the free pass deferred (in a step of the paid pool) and
+        append its due points. Its call and URL were counted by the free pass."""
+        guard = credit_guard or self.recorder.credit_guard
+        interval = (
+            min_interval if min_interval is not None else timedelta(minutes=self.settings.metric_min_interval_minutes)
+        )
+        result = MetricRefreshResult()
+        due_before = self.clock() - interval
+        stops = provider_stops or InMemoryProviderStops()
+        self._refresh_url(paid.url, (paid.kind, paid.object_id), due_before, guard, stops, set(), result)
+        result.generator_calls = result.urls_considered = 0
+        result.credit_exhausted = guard.is_exhausted()
+        return result
 
     def _refresh_entry(self, entry: dict[str, Any], key: tuple[str, ObjectId], run: _Run) -> None:
         """One queue entry: leave the queue, wait for the next run, or re-generate its URL."""
@@ -225,8 +278,10 @@ class MetricRefreshService:
     def _not_fetched(
         self, fetched: Fetched, url: str, wanted: tuple[ObjectKind | str, ObjectId], result: MetricRefreshResult
     ) -> None:
-        """Count a URL the provider gave no graph for: held back, gated, or failed."""
-        if fetched.held_back == "credit_exhausted":
+        """Count a URL the provider gave no graph for: deferred, held back, gated, or failed."""
+        if fetched.held_back == "deferred_paid":  # a step of the paid pool makes this call
+            result.deferred.append(PaidRefresh(url, str(wanted[0]), wanted[1]))
+        elif fetched.held_back == "credit_exhausted":
             result.skipped["credit_exhausted"] += 1
         elif fetched.held_back == "out_of_credit":
             log.warning("metric refresh of %s: out of credit; paid URLs skipped from here", url)

@@ -102,6 +102,9 @@ class UrlResult:
     judged_target: bool = True
     #: Set when a rejected key or a spent quota decided this URL: which variable, and why.
     stopped_credential: StoppedCredential | None = None
+    #: Not decided here: a short link whose target is paid, handed to a step of the paid pool (no
+    #: paid call, no attempt). That step's result replaces this one before the marker is written.
+    deferred: bool = False
 
     @property
     def counts_as_attempt(self) -> bool:
@@ -137,7 +140,8 @@ class Fetched:
     external_call: bool = False
     paid: bool = False
     #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
-    #: (this call tripped it), "no_slot" (no pool slot in time); empty otherwise.
+    #: (this call tripped it), "no_slot" (no pool slot in time), "deferred_paid" (left to a step of
+    #: the paid pool); empty otherwise.
     held_back: str = ""
     #: False when the answer said nothing about the target (our key, quota or credit).
     judged_target: bool = True
@@ -154,6 +158,20 @@ class Fetched:
             stopped_credential=stopped,
             external_call=external_call,
             error=f"not called: {stopped.setting} was refused earlier in this run ({stopped.reason})",
+        )
+
+    @classmethod
+    def deferred(cls, target: RoutedUrl, error: str, *, external_call: bool) -> Fetched:
+        """A paid call left to a step of the paid pool: no call, nothing judged (an `error` with no
+        attempt should it ever reach a marker)."""
+        return cls(
+            target,
+            status=FetchStatus.ERROR,
+            error=error,
+            external_call=external_call,
+            paid=True,
+            held_back="deferred_paid",
+            judged_target=False,
         )
 
     @classmethod

@@ -7,7 +7,9 @@ only inside `PaidSlots.slot()` and only while the credit guard is not tripped (c
 the slot is held, right before the call).
 
 The slots are Dagster's `paid_social_api` pool in the code location (`defs/paid_pool.py`): a step
-already in the pool holds one (`HeldPaidSlot`); a step outside it claims one around each paid call.
+already in the pool holds one (`HeldPaidSlot`); `record_url` and the free passes of retry and
+metric refresh defer a paid call to a step of the pool (`DeferPaidCalls`); a reconcile step claims
+one around each paid call.
 Services used without Dagster (tests, tools) are unbounded.
 """
 
@@ -22,6 +24,10 @@ from socialrec_pipeline.recording.locks import CreditGuardState
 
 class PaidSlotUnavailable(RuntimeError):
     """No slot of the paid pool became free in time: the URL is an `error` without any call."""
+
+
+class PaidCallDeferred(RuntimeError):
+    """This step may not make the paid call, a later pooled step will: no call, no attempt here."""
 
 
 class PaidSlots(Protocol):
@@ -48,6 +54,16 @@ class NoPaidSlot:
     @contextlib.contextmanager
     def slot(self, label: str) -> Iterator[None]:
         raise PaidSlotUnavailable(f"{label}: paid calls are not allowed in this step")
+        yield  # pragma: no cover
+
+
+class DeferPaidCalls:
+    """A step outside the paid pool (`record_url`): a paid call found only once a short link is
+    resolved is not made here but handed to a pooled step (`record_paid_url`)."""
+
+    @contextlib.contextmanager
+    def slot(self, label: str) -> Iterator[None]:
+        raise PaidCallDeferred(f"{label}: a paid target, deferred to a step of the paid pool")
         yield  # pragma: no cover
 
 

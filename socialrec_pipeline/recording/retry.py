@@ -14,6 +14,11 @@ by a sibling element of the same token is the same target as that sibling: it is
 sibling (its element and its own old-spelling links go) without a fetch, and the sibling — its
 status, its links — stays untouched. So two old spellings of one target cost one call in a run.
 A credential refused in this run (rejected key, spent quota) is not called again in it.
+
+In the code location the run is two parts: `run` with `DeferPaidCalls` retries every URL whose
+call is free and lists each paid one in `deferred` (not written, not counted); `retry_deferred`
+retries one of them in a step of the paid pool, under the token lock taken again and with the
+token read again (skipped when another run holds the lock or retried it meanwhile).
 """
 
 from __future__ import annotations
@@ -54,6 +59,25 @@ class RetryResult:
     credit_exhausted: bool = False
     #: Credentials refused during the run (setting → why): the operator's fix list.
     stopped_credentials: dict[str, StoppedCredential] = field(default_factory=dict)
+    #: Paid calls this pass left to steps of the paid pool (`retry_deferred`): (token, url).
+    deferred: list[tuple[str, str]] = field(default_factory=list)
+
+    def merged(self, others: Iterable[RetryResult]) -> RetryResult:
+        """This pass's result with the deferred paid retries' results added."""
+        total = RetryResult(
+            tokens_selected=self.tokens_selected, queue_backfilled=self.queue_backfilled,
+            rerouted=self.rerouted, same_as_sibling=self.same_as_sibling, deferred=list(self.deferred),
+        )
+        for part in (self, *others):
+            total.urls_attempted += part.urls_attempted
+            total.skipped_locked += part.skipped_locked
+            total.external_calls += part.external_calls
+            total.exhausted += part.exhausted
+            total.statuses.update(part.statuses)
+            total.credit_exhausted |= part.credit_exhausted
+            for setting, stopped in part.stopped_credentials.items():
+                total.stopped_credentials.setdefault(setting, stopped)
+        return total
 
 
 class RetryService:
@@ -126,6 +150,36 @@ class RetryService:
         result.credit_exhausted = guard.is_exhausted()
         return result
 
+    def retry_deferred(
+        self,
+        address: str,
+        url: str,
+        statuses: Iterable[FetchStatus | str],
+        *,
+        owner: str,
+        credit_guard: CreditGuard | None = None,
+        provider_stops: ProviderStops | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> RetryResult:
+        """Retry one URL `run` deferred (its call is paid): under the token lock, from the token as
+        it is now; nothing when the lock is held elsewhere or the URL is no longer due."""
+        guard = credit_guard or self.recorder.credit_guard
+        cutoff = self.clock() - timedelta(minutes=self.settings.retry_min_interval_minutes)
+        result = RetryResult()
+        with self.recorder.locks.acquired(address, owner) as got:
+            if not got:
+                result.skipped_locked += 1
+                return result
+            token = self.store.tokens.find_by_address(address)
+            due = _due(token, {FetchStatus(s) for s in statuses}, cutoff, {url}) if token is not None else []
+            for record in due:
+                assert token is not None
+                if on_token is not None:
+                    on_token(address)
+                self._retry_url(token, record, owner, guard, provider_stops or InMemoryProviderStops(), result)
+        result.credit_exhausted = guard.is_exhausted()
+        return result
+
     def _retry_url(
         self,
         token: Token,
@@ -150,6 +204,9 @@ class RetryService:
             first_transfer_at=token.first_transfer_at, planned=(planned,),
         )
         outcome = self.recorder.record_one_url(prepared, planned, guard, stops)
+        if outcome.deferred:  # a paid call: a step of the paid pool retries this URL
+            result.deferred.append((token.address, record.url))
+            return
         if new_url != record.url:  # the element leaves the old spelling: so do its links
             self.store.links.delete_by_token_and_source_url(token.address, record.url)
         if outcome.stopped_credential is not None:

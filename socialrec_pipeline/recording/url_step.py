@@ -20,7 +20,7 @@ from socialrec_pipeline.providers.base import GenerateOptions, Generator, Genera
 from socialrec_pipeline.recording.infra import is_infrastructure_fault
 from socialrec_pipeline.recording.locks import CreditGuard
 from socialrec_pipeline.recording.outcomes import Fetched, PlannedUrl, PreparedToken, UrlResult
-from socialrec_pipeline.recording.paid import PaidSlots, PaidSlotUnavailable, credit_message
+from socialrec_pipeline.recording.paid import PaidCallDeferred, PaidSlots, PaidSlotUnavailable, credit_message
 from socialrec_pipeline.recording.profiles import flag_unavailable, profile_is_fresh
 from socialrec_pipeline.recording.provider_stops import ProviderStops, StoppedCredential
 from socialrec_pipeline.recording.settings import RecordingSettings
@@ -116,6 +116,7 @@ class UrlRecorder:
                 attempted_at=attempted_at,
                 judged_target=fetched.judged_target,
                 stopped_credential=fetched.stopped_credential,
+                deferred=fetched.held_back == "deferred_paid",
             )
         try:
             written = self.writer.write(
@@ -191,6 +192,8 @@ class UrlRecorder:
                 if paid and guard.is_exhausted():  # tripped while this call waited for its slot
                     return _credit_exhausted(target, guard)
                 graph = call(target, self.generate_options(), observed_at)
+        except PaidCallDeferred as exc:  # a pooled step makes this call: nothing decided here
+            return Fetched.deferred(target, str(exc), external_call=resolved)
         except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
             return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
         except OutOfCredit as exc:

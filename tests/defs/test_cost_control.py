@@ -7,12 +7,17 @@ paid provider's stand-in (`MeteredApify`). Short links resolve against the same 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from socialrec_pipeline.defs import paid_pool
 from socialrec_pipeline.defs.launch_gate import LaunchRefused
@@ -31,6 +36,8 @@ from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_to
 
 from .jobs_fixtures import SOLTRACKER_KEY, job_resources, output_metadata, reconcile_job_with, unique_address
 
+ROOT = Path(__file__).resolve().parents[2]
+RUN_WORKER = Path(__file__).with_name("paid_run_worker.py")
 WINDOW = "2026-11-30-02:00"
 VIDEO = "https://www.tiktok.com/@moonkol/video/{}"
 
@@ -96,10 +103,6 @@ def occupy_paid_pool(instance) -> None:
     assert storage.claim_concurrency_slot(paid_pool.PAID_POOL, "another-run", "record_paid_url[x]").is_claimed
 
 
-def free_paid_pool(instance) -> None:
-    instance.event_log_storage.free_concurrency_slot_for_step("another-run", "record_paid_url[x]")
-
-
 # -- 1. short links --------------------------------------------------------------------------------
 
 
@@ -150,31 +153,94 @@ def test_short_link_to_a_paid_target_stops_at_the_credit_guard(stand_ins, instan
     assert "paid credit exhausted" in next(" ".join(r.data["detail"].split()) for r in md["urls"].value.records)
 
 
-def test_short_link_to_a_paid_target_takes_a_slot_of_the_paid_pool(
-    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+def step_spans(instance, run_id: str, prefix: str) -> dict[str, tuple[float, float]]:
+    """Step key → (start, end) wall-clock times of the run's steps whose key starts with `prefix`."""
+    starts, ends = {}, {}
+    for event in instance.all_logs(run_id):
+        key = event.step_key or ""
+        if not key.startswith(prefix) or event.dagster_event is None:
+            continue
+        if event.dagster_event.event_type_value == "STEP_START":
+            starts[key] = event.timestamp
+        elif event.dagster_event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
+            ends[key] = event.timestamp
+    return {key: (starts[key], ends[key]) for key in starts}
+
+
+def test_short_link_to_a_paid_target_is_called_from_a_step_of_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url
 ):
-    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
-    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
-    waiting, served = unique_address(), unique_address()
-    for address in (waiting, served):
-        stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
-
-    occupy_paid_pool(pooled_instance)
+    stand_ins.apify.ok_delay_s = 0.3
+    address = unique_address()
+    stand_ins.soltracker.put(upstream_token(address, twitter="https://t.co/TkVid01"))
     result = record_token_job.execute_in_process(
-        run_config=prepare_config(waiting), resources=res, instance=pooled_instance
+        run_config=prepare_config(address),
+        resources=resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True),
+        instance=pooled_instance,
     )
     assert result.success
-    entry = url_entry(fresh_db, waiting, "twitter")
-    assert (entry["status"], entry["attempts"]) == ("error", 0)  # resolved, but no slot: no paid call, no attempt
-    assert stand_ins.apify.calls == []
+    entry = url_entry(fresh_db, address, "twitter")
+    assert (entry["status"], entry["attempts"]) == ("ok", 1)
+    (call_at,) = stand_ins.apify.calls
+    (paid_step,) = step_spans(pooled_instance, result.run_id, "record_paid_url")
+    assert paid_step.startswith("record_paid_url_resolved[")
+    assert result.output_for_node("record_paid_url_resolved")[paid_step.split("[")[1].rstrip("]")].external_call
+    (free_step,) = step_spans(pooled_instance, result.run_id, "record_url")
+    start, end = step_spans(pooled_instance, result.run_id, "record_paid_url")[paid_step]
+    assert start <= call_at <= end  # the paid call was made inside the pooled step ...
+    free_result = result.output_for_node("record_url")[free_step.split("[")[1].rstrip("]")]
+    assert free_result.deferred and not free_result.counts_as_attempt  # ... and not from record_url
+    assert output_metadata(result, "write_marker")["urls"].value.records[0].data["status"] == "ok"
 
-    free_paid_pool(pooled_instance)
-    result = record_token_job.execute_in_process(
-        run_config=prepare_config(served), resources=res, instance=pooled_instance
+
+def test_paid_steps_of_two_runs_never_overlap_with_a_pool_of_one(stand_ins, mongo_uri, fresh_db, redis_url, tmp_path):
+    # Two run processes (as the run launcher starts them) on one instance whose pools hold one slot.
+    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump({"concurrency": {"pools": {"default_limit": 1}}}))
+    stand_ins.apify.ok_delay_s = 0.5
+    tokens = [unique_address(), unique_address()]
+    for address in tokens:  # a short link to TikTok, and a TikTok video (routed straight to the pool)
+        stand_ins.soltracker.put(
+            upstream_token(address, twitter="https://t.co/TkVid01", discord=VIDEO.format("7350000000000000002"))
+        )
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:  # its databases, before two processes race
+        assert instance.get_runs() == [] and instance.event_log_storage.get_concurrency_keys() == set()
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    args = [stand_ins.server.url, mongo_uri, fresh_db.name, redis_url]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(RUN_WORKER), *args, address],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        for address in tokens
+    ]
+    try:
+        assert [w.stdout.readline().strip() for w in workers] == ["READY", "READY"]  # type: ignore[union-attr]
+        for w in workers:
+            w.stdin.write("go\n")  # type: ignore[union-attr]
+            w.stdin.flush()  # type: ignore[union-attr]
+        run_ids = [w.communicate(timeout=300)[0].strip() for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait(timeout=30)
+    assert "FAILED" not in run_ids
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        per_run = [step_spans(instance, run_id, "record_paid_url") for run_id in run_ids]
+        run_spans = [step_spans(instance, run_id, "") for run_id in run_ids]
+    assert [sorted(k.split("[")[0] for k in steps) for steps in per_run] == [
+        ["record_paid_url", "record_paid_url_resolved"]
+    ] * 2
+    (a_start, a_end), (b_start, b_end) = (
+        (min(s for s, _ in steps.values()), max(e for _, e in steps.values())) for steps in run_spans
     )
-    assert result.success
-    assert url_entry(fresh_db, served, "twitter")["status"] == "ok"
-    assert len(stand_ins.apify.calls) == 1
+    assert a_start < b_end and b_start < a_end  # the two runs were in flight together
+    spans = sorted(span for steps in per_run for span in steps.values())
+    assert len(spans) == 4 and len(stand_ins.apify.calls) == 4
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert end <= start  # one paid step at a time, across both runs
+    for address in tokens:
+        assert {url_entry(fresh_db, address, f)["status"] for f in ("twitter", "discord")} == {"ok"}
 
 
 # -- 2. deploy-time settings -----------------------------------------------------------------------
@@ -236,49 +302,62 @@ def test_reconcile_paid_calls_wait_for_the_paid_pool(
     assert stand_ins.apify.calls == []
 
 
-def test_retry_of_skipped_paid_waits_for_the_paid_pool(
-    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+def test_retry_of_skipped_paid_makes_its_paid_call_in_a_step_of_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url
 ):
-    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     address = unique_address()
-    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    stand_ins.soltracker.put(
+        upstream_token(address, twitter="https://t.co/TkVid01", discord=VIDEO.format("7350000000000000005"))
+    )
     off = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=False)
     assert record_token_job.execute_in_process(
         run_config=prepare_config(address), resources=off, instance=pooled_instance
     ).success
     on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
 
-    occupy_paid_pool(pooled_instance)
     result = retry_job.execute_in_process(partition_key="skipped_paid", resources=on, instance=pooled_instance)
     assert result.success
-    assert stand_ins.apify.calls == []
-    assert url_entry(fresh_db, address, "discord")["status"] == "error"
+    paid_steps = step_spans(pooled_instance, result.run_id, "retry_paid_url[")
+    assert len(paid_steps) == len(stand_ins.apify.calls) == 2
+    for call_at in stand_ins.apify.calls:  # every paid call was made inside a pooled step
+        assert any(start <= call_at <= end for start, end in paid_steps.values())
+    assert output_metadata(result, "retry_urls")["deferred_paid"].value == 2
+    total = output_metadata(result, "retry_summary")
+    assert total["urls_attempted"].value == 2 and total["external_calls"].value == 2
+    for field in ("twitter", "discord"):
+        entry = url_entry(fresh_db, address, field)
+        assert (entry["status"], entry["attempts"]) == ("ok", 1), entry
+    assert f"socialrec/token.{address}" in pooled_instance.get_run_by_id(result.run_id).tags
 
-    free_paid_pool(pooled_instance)
-    assert retry_job.execute_in_process(partition_key="error", resources=on, instance=pooled_instance).success
-    assert url_entry(fresh_db, address, "discord")["status"] == "ok" and len(stand_ins.apify.calls) == 1
 
-
-def test_metric_refresh_paid_calls_wait_for_the_paid_pool(
-    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
+def test_metric_refresh_paid_calls_run_in_steps_of_the_paid_pool(
+    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url
 ):
-    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
     address = unique_address()
-    stand_ins.soltracker.put(upstream_token(address, discord=VIDEO.format("7350000000000000001")))
+    stand_ins.soltracker.put(
+        upstream_token(address, twitter="https://t.co/TkVid01", discord=VIDEO.format("7350000000000000003"))
+    )
     on = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
     assert record_token_job.execute_in_process(
         run_config=prepare_config(address), resources=on, instance=pooled_instance
     ).success
-    assert len(stand_ins.apify.calls) == 1  # recorded with paid on: a link to refresh
+    assert len(stand_ins.apify.calls) == 2  # recorded with paid on: two paid links to refresh
+    stand_ins.apify.reset()
 
     two_hours_ago = datetime.now(UTC) - timedelta(hours=2)  # past the minimum interval between points
     fresh_db["metric_series"].update_many({}, {"$set": {"refresh_at": two_hours_ago, "last_point_at": two_hours_ago}})
-    occupy_paid_pool(pooled_instance)
     result = metric_refresh_job.execute_in_process(resources=on, instance=pooled_instance)
     assert result.success
-    assert len(stand_ins.apify.calls) == 1  # no paid call without a slot
-    skipped = output_metadata(result, "refresh_metrics")["skipped"].value
-    assert skipped.get("error") == 1
+    paid_steps = step_spans(pooled_instance, result.run_id, "refresh_paid_metric[")
+    assert len(paid_steps) == len(stand_ins.apify.calls) >= 1
+    for call_at in stand_ins.apify.calls:  # every paid call was made inside a pooled step
+        assert any(start <= call_at <= end for start, end in paid_steps.values())
+    free = output_metadata(result, "refresh_metrics")
+    assert free["deferred_paid"].value == len(paid_steps) and free["points_appended"].value == 0
+    total = output_metadata(result, "metric_refresh_summary")
+    assert total["paid_steps"].value == len(paid_steps) and total["points_appended"].value >= 1
+    assert total["generator_calls"].value == free["generator_calls"].value  # counted once, against the budget
+    assert fresh_db["metric_series"].count_documents({"last_point_at": {"$gt": two_hours_ago}}) >= 1
 
 
 # -- 4. out of credit stops every paid call, across runs -------------------------------------------

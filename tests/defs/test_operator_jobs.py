@@ -56,7 +56,8 @@ def test_retry_skipped_paid_after_paid_is_enabled(fixtures, instance, mongo_uri,
     result = retry_job.execute_in_process(partition_key="skipped_paid", resources=paid_on, instance=instance)
 
     assert result.success
-    md = metadata_of(result, "retry_urls")
+    assert metadata_of(result, "retry_urls")["deferred_paid"] == 1  # the paid call: in a retry_paid_url step
+    md = metadata_of(result, "retry_summary")
     assert md["status"] == "skipped_paid" and md["urls_attempted"] == 1
     tiktok = next(u for u in fresh_db["tokens"].find_one({"address": address})["social_urls"] if u["platform"] == "tt")
     assert tiktok["status"] == "ok" and len(server.calls("/v2/acts")) == 1
