@@ -19,6 +19,7 @@ from pymongo.database import Database
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 from tests.broker import Broker
+from tests.postgres_server import stop_if_started_by_this_run
 
 # Op retry policies are built when `socialrec_pipeline.defs` is first imported, which happens after
 # this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
@@ -102,3 +103,10 @@ def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
     b = Broker(rabbitmq_url, f"test{unique_suffix}")
     yield b
     b.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's owner (the xdist controller, or pytest itself without workers) stops the helper's
+    PostgreSQL if a test of this run started it; a worker never does (tests/postgres_server.py)."""
+    if not hasattr(session.config, "workerinput"):
+        stop_if_started_by_this_run()
