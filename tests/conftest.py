@@ -41,6 +41,17 @@ def hypothesis_profile(environ: Mapping[str, str]) -> str:
 
 settings.load_profile(hypothesis_profile(os.environ))
 
+#: The `dev` profile (a local run) tries a fifth of the examples a property test asks for, at least 20;
+#: `ci` (and any profile named with HYPOTHESIS_PROFILE) tries them all. Every property test still runs.
+DEV_EXAMPLE_SHARE = 5
+
+
+def examples(wanted: int, profile: str | None = None) -> int:
+    """How many examples a property test written for `wanted` tries under the active profile."""
+    if (profile or hypothesis_profile(os.environ)) != "dev":
+        return wanted
+    return max(wanted // DEV_EXAMPLE_SHARE, min(wanted, 20))
+
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
