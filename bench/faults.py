@@ -364,7 +364,7 @@ class World:
             instance=self.bench.instance, resources=self.sensor_resources, cursor=self.cursor
         )
         try:
-            result = token_flow.token_flow_sensor(context)
+            result = self.bench.sensor(context)
         except Exception as exc:  # noqa: BLE001 - an infrastructure fault fails the tick
             self.tick_errors[type(exc).__name__] += 1
             return []
@@ -561,6 +561,10 @@ class Bench:
         self.stand_ins = StandIns(port_base + 40)
         self.instance: dg.DagsterInstance | None = None
         self.self_test = False
+        # The sensor's own backoff, without its minutes: what failed is relaunched on the next tick.
+        self.sensor = token_flow.build_token_flow_sensor(
+            TickLimits(max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6)
+        )
 
     def start(self) -> None:
         self.redis.start()
@@ -580,8 +584,6 @@ class Bench:
         self.outbound.denied = {int(self.stand_ins.sink.url.rsplit(":", 1)[1])}
         self.outbound.install()
         self.instance = dg.DagsterInstance.ephemeral()
-        # The sensor's own backoff, without its minutes: what failed is relaunched on the next tick.
-        token_flow.TICK_LIMITS = TickLimits(max_seconds=5.0, relaunch_grace=timedelta(0), backoff=(timedelta(0),) * 6)
 
     def stop(self) -> None:
         if self.instance is not None:
@@ -1083,9 +1085,9 @@ def relaunch_real_schedule(w: World, row: Row) -> None:
     stand_ins = w.bench.stand_ins
     addr = w.token()
     limits = TickLimits(max_seconds=5.0)
-    saved_limits, saved_datetime = token_flow.TICK_LIMITS, token_flow.datetime
+    saved_sensor, saved_datetime = w.bench.sensor, token_flow.datetime
     clock = _Clock(datetime.now(UTC))
-    token_flow.TICK_LIMITS = limits
+    w.bench.sensor = token_flow.build_token_flow_sensor(limits)
     token_flow.datetime = clock.make()
     # A refused key fails the run at once (no step retries to sit through), like any red run.
     stand_ins.soltracker.fail_with(Reply.json({"message": "Unauthorized"}, status=401), times=10_000)
@@ -1132,7 +1134,7 @@ def relaunch_real_schedule(w: World, row: Row) -> None:
         )
         w.expected.pop(addr)  # judged here: it must end stuck, not recorded
     finally:
-        token_flow.TICK_LIMITS, token_flow.datetime = saved_limits, saved_datetime
+        w.bench.sensor, token_flow.datetime = saved_sensor, saved_datetime
         stand_ins.soltracker.clear_faults()
 
 

@@ -25,14 +25,23 @@ from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.stream.intake import TickLimits
 
 _scale = float(os.environ.get("SOAK_RELAUNCH_SCALE", "1") or "1")
-if _scale != 1:
-    _limits = TickLimits()
-    token_flow.TICK_LIMITS = TickLimits(
-        max_seconds=_limits.max_seconds,
-        relaunch_grace=_limits.relaunch_grace * _scale,
-        backoff=tuple(step * _scale for step in _limits.backoff),
-        sweep_interval=_limits.sweep_interval * _scale,
+
+
+def _sensors() -> list:
+    if _scale == 1:
+        return list(project.defs.sensors or [])
+    # The project's token_flow_sensor gives way to one built with the scaled schedule; the rest stay.
+    limits = TickLimits()
+    scaled = token_flow.build_token_flow_sensor(
+        TickLimits(
+            max_seconds=limits.max_seconds,
+            relaunch_grace=limits.relaunch_grace * _scale,
+            backoff=tuple(step * _scale for step in limits.backoff),
+            sweep_interval=limits.sweep_interval * _scale,
+        )
     )
+    return [scaled if s.name == scaled.name else s for s in project.defs.sensors or []]
+
 
 _minutes = int(os.environ.get("SOAK_SCHEDULE_MINUTES", "0") or "0")
 
@@ -70,7 +79,7 @@ defs = dg.Definitions(
     asset_checks=project.defs.asset_checks,
     jobs=project.defs.jobs,
     schedules=_schedules(),
-    sensors=project.defs.sensors,
+    sensors=_sensors(),
     resources=project.defs.resources,
 )
 

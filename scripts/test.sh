@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite against real services: Redis and RabbitMQ from REDIS_URL / RABBITMQ_URL
 # (default: localhost), MongoDB from MONGODB_URI or an in-process SecantusDB when it is unset.
-# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`).
+# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on two
+# pytest-xdist workers (`-n 2 --dist loadgroup`: a module marked `xdist_group` keeps its tests on one
+# worker) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -27,4 +29,10 @@ if problems:
     sys.exit(2)
 PY
 
-exec .venv/bin/python -m pytest "$@"
+workers=(-n 2 --dist loadgroup)
+for arg in "$@"; do
+  case "$arg" in
+    -n|-n[0-9]*|--numprocesses|--numprocesses=*|--dist|--dist=*|-pno:xdist|no:xdist) workers=() ;;
+  esac
+done
+exec .venv/bin/python -m pytest "${workers[@]}" "$@"

@@ -19,6 +19,7 @@ from pymongo.database import Database
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.store.embedded import configured_or_embedded_mongo
 from tests.broker import Broker
+from tests.postgres_server import stop_if_started_by_this_run
 
 # Op retry policies are built when `socialrec_pipeline.defs` is first imported, which happens after
 # this file is read: the tests' steps retry back to back (the retries still happen, and are counted).
@@ -42,6 +43,17 @@ def hypothesis_profile(environ: Mapping[str, str]) -> str:
 
 
 settings.load_profile(hypothesis_profile(os.environ))
+
+#: The `dev` profile (a local run) tries a fifth of the examples a property test asks for, at least 20;
+#: `ci` (and any profile named with HYPOTHESIS_PROFILE) tries them all. Every property test still runs.
+DEV_EXAMPLE_SHARE = 5
+
+
+def examples(wanted: int, profile: str | None = None) -> int:
+    """How many examples a property test written for `wanted` tries under the active profile."""
+    if (profile or hypothesis_profile(os.environ)) != "dev":
+        return wanted
+    return max(wanted // DEV_EXAMPLE_SHARE, min(wanted, 20))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -105,3 +117,10 @@ def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
     b = Broker(rabbitmq_url, f"test{unique_suffix}")
     yield b
     b.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's owner (the xdist controller, or pytest itself without workers) stops the helper's
+    PostgreSQL if a test of this run started it; a worker never does (tests/postgres_server.py)."""
+    if not hasattr(session.config, "workerinput"):
+        stop_if_started_by_this_run()

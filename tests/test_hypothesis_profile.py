@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.conftest import hypothesis_profile
+from tests.conftest import examples, hypothesis_profile
 
 
 def test_hypothesis_runs_without_a_per_example_deadline():
@@ -25,3 +25,8 @@ def test_both_profiles_have_no_deadline_and_ci_tolerates_slow_generation():
     dev, ci = settings.get_profile("dev"), settings.get_profile("ci")
     assert dev.deadline is None and ci.deadline is None
     assert HealthCheck.too_slow in ci.suppress_health_check
+
+
+def test_dev_tries_a_fifth_of_the_examples_and_ci_all_of_them():
+    assert examples(1500, "dev") == 300 and examples(60, "dev") == 20 and examples(10, "dev") == 10
+    assert examples(1500, "ci") == 1500 and examples(60, "ci") == 60

@@ -31,6 +31,7 @@ from socialrec_pipeline.stream.intake import (
     EndedRun,
     Launch,
     LaunchPlan,
+    TickLimits,
     TokenFlowDrain,
     plan_launches,
     tick_limits_from_env,
@@ -47,9 +48,6 @@ ACTIVE_STATUSES = [
     dg.DagsterRunStatus.STARTED,
     dg.DagsterRunStatus.CANCELING,
 ]
-
-TICK_LIMITS = tick_limits_from_env(os.environ)
-
 
 def active_tokens(instance: dg.DagsterInstance) -> set[str]:
     runs = instance.get_runs(filters=dg.RunsFilter(job_name=RECORD_TOKEN_JOB, statuses=ACTIVE_STATUSES))
@@ -186,13 +184,8 @@ def stuck_report(inbox: RecordInbox) -> list[dict]:
     return report
 
 
-@dg.sensor(
-    job_name=RECORD_TOKEN_JOB,
-    # Below the daemon's 5 s sensor loop, so every wake-up ticks; still a bound if the loop gets
-    # faster (docs/decisions.md, "The sensor ticks on every daemon wake-up").
-    minimum_interval_seconds=2,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "
+SENSOR_DESCRIPTION = (
+    "Evaluated at every pass of the daemon's sensor loop, i.e. every 5 s (the 2 s minimum "
     "interval shown as its frequency is only a floor, so no pass is skipped): drains token.flow (bounded per "
     "tick) into the record inbox and launches one record_token_job run per qualifying token without a marker "
     "or an active run. A tick that starts no run is Skipped with the reason, which starts with every count "
@@ -204,23 +197,42 @@ def stuck_report(inbox: RecordInbox) -> list[dict]:
     "relaunched (of which automatic relaunches after a failed run, with backoff), rerequested (an earlier "
     "tick's run key again, no new run), done (already recorded, removed from the inbox), waiting (token has an "
     "active run), retrying (tokens waiting for their next automatic relaunch), stuck (tokens whose relaunches "
-    "all failed; the cursor lists them with the run that last failed).",
+    "all failed; the cursor lists them with the run that last failed)."
 )
-def token_flow_sensor(
-    context: dg.SensorEvaluationContext,
-    mongo: MongoResource,
-    rabbitmq: RabbitMQResource,
-    recording: RecordingSettingsParam,
-) -> dg.SensorResult:
-    try:
-        return evaluate_tick(context, mongo, rabbitmq, recording)
-    except Exception as exc:
-        line = unreachable_service(exc)
-        if line is None:
-            raise
-        # A service that is down is one line naming it, not a traceback (docs/operations-ui.md).
-        context.log.error(line)
-        return dg.SensorResult(skip_reason=f"{UNREACHABLE_PREFIX}{line}")
+
+
+def build_token_flow_sensor(limits: TickLimits | None = None) -> dg.SensorDefinition:
+    """The `token_flow_sensor` with these per-tick limits and relaunch schedule; by default the
+    project's, with the deployment's `SOCIALREC_RELAUNCH_BACKOFF_MINUTES` (read once, here). Tests
+    and benches build their own (no grace, no backoff) instead of changing a module global."""
+    tick_limits = limits if limits is not None else tick_limits_from_env(os.environ)
+
+    @dg.sensor(
+        name="token_flow_sensor",
+        job_name=RECORD_TOKEN_JOB,
+        # Below the daemon's 5 s sensor loop, so every wake-up ticks; still a bound if the loop gets
+        # faster (docs/decisions.md, "The sensor ticks on every daemon wake-up").
+        minimum_interval_seconds=2,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=SENSOR_DESCRIPTION,
+    )
+    def token_flow_sensor(
+        context: dg.SensorEvaluationContext,
+        mongo: MongoResource,
+        rabbitmq: RabbitMQResource,
+        recording: RecordingSettingsParam,
+    ) -> dg.SensorResult:
+        try:
+            return evaluate_tick(context, mongo, rabbitmq, recording, tick_limits)
+        except Exception as exc:
+            line = unreachable_service(exc)
+            if line is None:
+                raise
+            # A service that is down is one line naming it, not a traceback (docs/operations-ui.md).
+            context.log.error(line)
+            return dg.SensorResult(skip_reason=f"{UNREACHABLE_PREFIX}{line}")
+
+    return token_flow_sensor
 
 
 #: Starts the skip reason of a tick that could not reach a service (filter the Ticks tab on it).
@@ -232,6 +244,7 @@ def evaluate_tick(
     mongo: MongoResource,
     rabbitmq: RabbitMQResource,
     recording: RecordingSettingsParam,
+    limits: TickLimits,
 ) -> dg.SensorResult:
     """Drain, plan, log; the result's cursor starts with what the tick did."""
     try:
@@ -241,7 +254,7 @@ def evaluate_tick(
     store = mongo.store()
     inbox = RecordInbox(store.db)
     drained = TokenFlowDrain(
-        rabbitmq.url, rabbitmq.queue, inbox, threshold, TICK_LIMITS, exchange=rabbitmq.exchange
+        rabbitmq.url, rabbitmq.queue, inbox, threshold, limits, exchange=rabbitmq.exchange
     ).run()
     for reason, count in drained.invalid_reasons.most_common():
         context.log.warning(
@@ -252,7 +265,7 @@ def evaluate_tick(
         store.tokens.find_existing_addresses,
         active_tokens(context.instance),
         datetime.now(UTC),
-        TICK_LIMITS,
+        limits,
         ended_runs=lambda keys: ended_runs(context.instance, keys),
         lower_first_transfer=store.tokens.lower_first_transfer_at,
     )
@@ -315,3 +328,7 @@ def tick_result(
     )
     reason = None if requests else skip_reason(tick, threshold) + (f". WARNING: {warning}" if warning else "")
     return dg.SensorResult(run_requests=requests or None, skip_reason=reason, cursor=text)
+
+
+#: The code location's sensor (definitions.py): the project's limits and the deployment's backoff.
+token_flow_sensor = build_token_flow_sensor()

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import pytest
 from bson import ObjectId
-from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
 
 from socialrec_pipeline.defs import reconcile as reconcile_defs
 from socialrec_pipeline.defs.assets import COLLECTION_SPECS
@@ -86,14 +85,14 @@ def test_reconcile_partitions_materialize_or_fail_reconciled_hours(
     )
     assert not cut.success
     assert "2026-11-29-08:00" not in instance.get_materialized_partitions(RECONCILED)
-    # What the partition health bar reads (the webserver's status cache): done, failed, the rest missing.
-    status = get_and_update_asset_status_cache_value(instance, RECONCILED, reconcile_partitions)
-    assert "2026-11-29-08:00" in set(
-        status.deserialize_failed_partition_subsets(reconcile_partitions).get_partition_keys()
-    )
-    assert "2026-11-29-07:00" in set(
-        status.deserialize_materialized_partition_subsets(reconcile_partitions).get_partition_keys()
-    )
+    # What the partition health bar reads (the instance's partition status cache): done, failed, the rest missing.
+    hours = ["2026-11-29-07:00", "2026-11-29-08:00", "2026-11-29-09:00"]
+    status = instance.get_status_by_partition(RECONCILED, hours, reconcile_partitions)
+    assert status == {
+        "2026-11-29-07:00": dg.AssetPartitionStatus.MATERIALIZED,
+        "2026-11-29-08:00": dg.AssetPartitionStatus.FAILED,
+        "2026-11-29-09:00": None,
+    }
 
 
 def test_the_partition_start_is_a_deliberate_setting():

@@ -29,10 +29,13 @@ from .conftest import QUALIFYING_ADDRESSES, flow
 A, B, C = QUALIFYING_ADDRESSES
 #: Ports of this test module's own SecantusDB server (the helper's private range).
 OWN_MONGO_PORTS = range(21100, 21110)
+#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
+#: worker, so two of them never pick the same port at once.
+pytestmark = pytest.mark.xdist_group("stream-integrity-ports")
 
 
-def tick(instance, resources, cursor=None) -> dg.SensorResult:
-    return token_flow_sensor(dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor))
+def tick(instance, resources, cursor=None, sensor=token_flow_sensor) -> dg.SensorResult:
+    return sensor(dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor))
 
 
 def launched(result: dg.SensorResult) -> list[str]:
@@ -275,29 +278,29 @@ def _failed_run(instance, run_key: str, address: str) -> str:
 
 
 def test_the_sensor_relaunches_a_failed_token_with_a_new_run_key_and_reports_it_stuck_past_the_cap(
-    broker, stream_resources, monkeypatch
+    broker, stream_resources
 ):
-    from socialrec_pipeline.defs import token_flow
+    from socialrec_pipeline.defs.token_flow import build_token_flow_sensor
     from socialrec_pipeline.stream.intake import TickLimits
 
     # No grace and no backoff delay, one automatic relaunch: the whole cycle in four ticks.
-    monkeypatch.setattr(token_flow, "TICK_LIMITS", TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),)))
+    sensor = build_token_flow_sensor(TickLimits(relaunch_grace=timedelta(0), backoff=(timedelta(0),)))
     with dg.DagsterInstance.ephemeral() as instance:
         broker.publish(flow(A, 6))
-        first = tick(instance, stream_resources)
+        first = tick(instance, stream_resources, sensor=sensor)
         [key0] = [r.run_key for r in first.run_requests]
         run0 = _failed_run(instance, key0, A)
 
-        second = tick(instance, stream_resources, first.cursor)  # sees the red run: backoff
+        second = tick(instance, stream_resources, first.cursor, sensor)  # sees the red run: backoff
         assert launched(second) == [] and json.loads(second.cursor)["last_tick"]["retrying"] == 1
-        third = tick(instance, stream_resources, second.cursor)  # due: relaunched, no event needed
+        third = tick(instance, stream_resources, second.cursor, sensor)  # due: relaunched, no event needed
         [request] = third.run_requests
         assert request.run_key != key0 and request.run_key.endswith(":1")
         tick_log = json.loads(third.cursor)["last_tick"]
         assert tick_log["launched"] == 1 and tick_log["relaunched"] == 1
 
         run1 = _failed_run(instance, request.run_key, A)
-        fourth = tick(instance, stream_resources, third.cursor)
+        fourth = tick(instance, stream_resources, third.cursor, sensor)
         assert launched(fourth) == [] and run0 != run1
         cursor = json.loads(fourth.cursor)
         assert cursor["last_tick"]["stuck"] == 1

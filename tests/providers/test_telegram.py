@@ -23,6 +23,7 @@ from socialrec_pipeline.providers.telegram import TelegramGenerator, TelegramPre
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import telegram as tgfix
+from tests.conftest import examples
 from tests.providers import NOW, OPTS, make_routed, slow
 from tests.providers.fidelity import assert_faithful
 
@@ -282,7 +283,7 @@ _JUNK = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(html=_JUNK)
 def test_parser_never_raises_on_junk(html):
     page = parse_preview(html)

@@ -31,6 +31,9 @@ from .graphs import FixedGenerator
 
 #: Ports of this module's own servers (a private range: other modules use 21100-21110).
 OWN_PORTS = range(21160, 21180)
+#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
+#: worker, so two of them never pick the same port at once.
+pytestmark = pytest.mark.xdist_group("infra-never-a-status-ports")
 TWEET = "https://x.com/kolguy/status/42"
 
 

@@ -25,6 +25,9 @@ from .conftest import make_address
 
 #: Ports of this module's own server (a private range: other modules use 21100-21110, 21160-21180).
 OWN_PORTS = range(21180, 21190)
+#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
+#: worker, so two of them never pick the same port at once.
+pytestmark = pytest.mark.xdist_group("marker-durability-ports")
 ROUNDS = 3
 
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from socialrec_pipeline.routing import SOURCE_TYPE_TABLE, SourceType, route
 from socialrec_pipeline.routing.apex import apex_domain
 from socialrec_pipeline.routing.route import route_strict
+from tests.conftest import examples
 
 PLATFORM_HOSTS = [
     "x.com", "twitter.com", "fxtwitter.com", "t.co", "tiktok.com", "vm.tiktok.com", "instagram.com",
@@ -64,7 +65,7 @@ def _same(a, b) -> bool:  # type: ignore[no-untyped-def]
     return (a.canonical_url, a.source_type, a.source_key) == (b.canonical_url, b.source_type, b.source_key)
 
 
-@settings(max_examples=800, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(800), suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300))
 @example(":²")  # a superscript digit passes str.isdigit() but not int()
 @example("https://x.com:¹²/kolguy")
@@ -74,7 +75,7 @@ def test_arbitrary_text_never_raises(text: str) -> None:
     apex_domain(text)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.text(max_size=200).map(lambda s: "https://" + s))
 def test_arbitrary_url_tails_never_raise(text: str) -> None:
     r = route_strict(text)
@@ -82,7 +83,7 @@ def test_arbitrary_url_tails_never_raise(text: str) -> None:
         assert _same(route_strict(r.canonical_url), r)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_decoded_never_raise(data: bytes) -> None:
     route_strict(data.decode("utf-8", errors="surrogateescape"))
@@ -90,7 +91,7 @@ def test_arbitrary_bytes_decoded_never_raise(data: bytes) -> None:
     assert route(data) is None
 
 
-@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), suppress_health_check=[HealthCheck.too_slow])
 @given(url_parts())
 def test_normalization_is_idempotent(parts) -> None:  # type: ignore[no-untyped-def]
     r = route_strict(build(*parts))
@@ -102,7 +103,7 @@ def test_normalization_is_idempotent(parts) -> None:  # type: ignore[no-untyped-
     assert (r.object, r.platform, r.subtype) == (info.object, info.platform, info.subtype)
 
 
-@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), suppress_health_check=[HealthCheck.too_slow])
 @given(url_parts())
 def test_stable_under_spelling_noise(parts) -> None:  # type: ignore[no-untyped-def]
     scheme, host, segs, params, frag = parts
@@ -121,7 +122,7 @@ def test_stable_under_spelling_noise(parts) -> None:  # type: ignore[no-untyped-
         assert _same(route_strict(v), base), (build(*parts), v)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(url_parts())
 def test_userinfo_is_never_a_platform(parts) -> None:  # type: ignore[no-untyped-def]
     scheme, host, segs, params, frag = parts

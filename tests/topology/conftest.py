@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARIES_ABSENT = 3  # scripts/postgres.sh: no server binaries on this machine
+from tests.postgres_server import BINARIES_ABSENT, ensure_started
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
-    """`SOCIALREC_TEST_POSTGRES_URL` when set, else the helper's server (started if it is not up,
-    and then stopped again when the session ends, so no server outlives the tests that started it).
+    """`SOCIALREC_TEST_POSTGRES_URL` when set, else the helper's server: started if it is not up, and
+    stopped again when the test run ends, so no server outlives the tests that started it (one server
+    for every pytest worker: tests/postgres_server.py).
 
     Skipped only when the machine has no PostgreSQL server binaries; .ci/run starts the server,
     so in CI the topology tests always run.
@@ -26,17 +24,11 @@ def postgres_server() -> Iterator[str]:
     if url:
         yield url
         return
-    script = ROOT / "scripts" / "postgres.sh"
-    was_running = subprocess.run(["bash", str(script), "status"], capture_output=True, timeout=60).returncode == 0
-    started = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=120)
-    if started.returncode == BINARIES_ABSENT:
-        pytest.skip(f"PostgreSQL server binaries are absent: {started.stderr.strip()}")
-    assert started.returncode == 0, f"scripts/postgres.sh start failed: {started.stderr}"
-    try:
-        yield subprocess.run(["bash", str(script), "url"], capture_output=True, text=True, check=True).stdout.strip()
-    finally:
-        if not was_running:
-            subprocess.run(["bash", str(script), "stop"], capture_output=True, timeout=120)
+    code, detail = ensure_started()
+    if code == BINARIES_ABSENT:
+        pytest.skip(f"PostgreSQL server binaries are absent: {detail}")
+    assert code == 0, f"scripts/postgres.sh start failed: {detail}"
+    yield detail
 
 
 @pytest.fixture

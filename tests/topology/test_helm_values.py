@@ -8,13 +8,17 @@ loaded with Dagster's own instance schema and each configured class's config sch
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
+import dagster as dg
 import pytest
 import yaml
-from dagster._config import process_config, resolve_to_config_type
+
+# The one private import left: Dagster has no public call that checks an instance file against its
+# schema without also constructing what it configures (DagsterInstance.from_config would connect to
+# the chart's PostgreSQL host). The per-class config below goes through the public API.
 from dagster._core.instance.config import dagster_instance_config
-from dagster._serdes.config_class import class_from_code_pointer
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE, NAMESPACE = "socialrec", "dagster"
@@ -89,6 +93,24 @@ def chart_instance(v: dict) -> dict:
     }  # fmt: skip
 
 
+def config_errors(schema, value: dict) -> list[str]:
+    """Dagster's verdict on `value` against a config `schema` (empty when accepted), through the public
+    API: the schema becomes an op's config and `validate_run_config` checks the value as that op's."""
+
+    @dg.op(name="probe", config_schema=schema)
+    def probe() -> None: ...
+
+    @dg.job(name="probe_job")
+    def probe_job() -> None:
+        probe()
+
+    try:
+        dg.validate_run_config(probe_job, {"ops": {"probe": {"config": value}}})
+    except dg.DagsterInvalidConfigError as exc:
+        return [error.message for error in exc.errors]
+    return []
+
+
 def test_the_charts_instance_for_our_values_loads_with_dagsters_schema(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_PG_PASSWORD", "from-the-secret")
     (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(chart_instance(values())))
@@ -98,10 +120,16 @@ def test_the_charts_instance_for_our_values_loads_with_dagsters_schema(tmp_path,
     # Each configured class accepts its config (constructing them would need a cluster and a database).
     for key in ("run_storage", "event_log_storage", "schedule_storage", "run_launcher", "run_coordinator"):
         section = config[key]
-        module = section["module"].replace("dagster.core.", "dagster._core.")  # the public alias Dagster resolves
-        klass = class_from_code_pointer(module, section["class"])
-        result = process_config(resolve_to_config_type(klass.config_type()), section.get("config") or {})
-        assert result.success, (key, [e.message for e in result.errors])
+        klass = getattr(importlib.import_module(section["module"]), section["class"])
+        assert config_errors(klass.config_type(), section.get("config") or {}) == [], key
+
+
+def test_a_class_config_the_schema_rejects_is_reported():
+    # The probe must be able to fail: a launcher config with an unknown key and a wrong type.
+    from dagster_k8s import K8sRunLauncher
+
+    errors = config_errors(K8sRunLauncher.config_type(), {"job_namespace": 3, "limt": 1})
+    assert any("limt" in e for e in errors) and any("job_namespace" in e for e in errors), errors
 
 
 def test_a_wrong_key_in_the_values_is_caught(tmp_path):

@@ -36,46 +36,76 @@ from socialrec_pipeline.stream.inbox import COLLECTION as INBOX_COLLECTION
 # -- MongoDB -------------------------------------------------------------------------------------
 
 
-def _mongo(ctx: DoctorContext) -> Any:
-    mongo = ctx.resource("mongo")
-    client = open_client(mongo.uri, timeout_ms=int(min(ctx.timeout_s, 5.0) * 1000))
-    return client, open_database(client, mongo.database)
+class MongoCheck:
+    """One MongoDB check's connection and its failing row, shared by the three MongoDB checks:
+
+        with MongoCheck(ctx, name, action) as check:
+            ...  # reads `check.db`, returns the check's Finding
+        return check.failed
+
+    The client opens on the first use of `check.db` (short server selection) and is closed when the
+    block ends. An unset setting ends the block with a "not checked" row (`unconfigured`: the check's
+    own wording and what to set); any other error with "<Type>: <first line>" and `action`."""
+
+    def __init__(
+        self,
+        ctx: DoctorContext,
+        name: str,
+        action: str,
+        unconfigured: tuple[str, str] = ("not checked", "set MONGODB_URI"),
+    ) -> None:
+        self._ctx, self.name, self.action, self.unconfigured = ctx, name, action, unconfigured
+        self._client: Any = None
+        self._db: Any = None
+        self.failed = Finding(name, "fail", "the check ended without a finding", action)
+
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            mongo = self._ctx.resource("mongo")  # ConfigMissing when MONGODB_URI is unset
+            self._client = open_client(mongo.uri, timeout_ms=int(min(self._ctx.timeout_s, 5.0) * 1000))
+            self._db = open_database(self._client, mongo.database)
+        return self._db
+
+    def __enter__(self) -> MongoCheck:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if self._client is not None:
+            self._client.close()
+        if isinstance(exc, ConfigMissing):
+            finding, todo = self.unconfigured
+            self.failed = Finding(self.name, "fail", f"{finding}: {exc}", todo)
+        elif isinstance(exc, Exception):
+            self.failed = Finding(self.name, "fail", f"{type(exc).__name__}: {first_line(exc)}", self.action)
+        else:
+            return False  # no error (the block returned its row), or an interrupt: not ours to swallow
+        return True
 
 
 def check_mongodb(ctx: DoctorContext) -> Finding:
     """Reachable, and a document written and deleted with the database's write concern."""
-    name = "mongodb"
-    try:
-        client, db = _mongo(ctx)
-    except ConfigMissing as exc:
-        return Finding(name, "fail", f"not configured: {exc}", "set MONGODB_URI (and MONGODB_DATABASE)")
-    try:
+    with MongoCheck(
+        ctx,
+        "mongodb",
+        "check MONGODB_URI and that the server is up (scripts/run.sh starts a local one when it is unset)",
+        unconfigured=("not configured", "set MONGODB_URI (and MONGODB_DATABASE)"),
+    ) as check:
+        db = check.db
         db.command("ping")
         probe = collection(db, PROBE_COLLECTION)
         doc_id = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
         probe.insert_one({"_id": doc_id, "at": datetime.now(UTC)})
         probe.delete_one({"_id": doc_id})
         concern = db.write_concern.document or {"w": "server default"}
-        return Finding(name, "ok", f"reachable, database {db.name!r} writable (write concern {concern})")
-    except Exception as exc:
-        return Finding(
-            name,
-            "fail",
-            f"{type(exc).__name__}: {first_line(exc)}",
-            "check MONGODB_URI and that the server is up (scripts/run.sh starts a local one when it is unset)",
-        )
-    finally:
-        client.close()
+        return Finding(check.name, "ok", f"reachable, database {db.name!r} writable (write concern {concern})")
+    return check.failed
 
 
 def check_mongodb_indexes(ctx: DoctorContext) -> Finding:
     """Every index `ensure_indexes()` declares exists with the same keys (missing ones named)."""
-    name = "mongodb.indexes"
-    try:
-        client, db = _mongo(ctx)
-    except ConfigMissing as exc:
-        return Finding(name, "fail", f"not checked: {exc}", "set MONGODB_URI")
-    try:
+    with MongoCheck(ctx, "mongodb.indexes", "check MONGODB_URI") as check:
+        db = check.db
         expected: dict[str, dict[str, Any]] = {}
         for coll, models in INDEXES.items():
             for model in models:
@@ -90,35 +120,28 @@ def check_mongodb_indexes(ctx: DoctorContext) -> Finding:
         total = len(expected) + len(INBOX_INDEXES)
         if differ:
             return Finding(
-                name,
+                check.name,
                 "fail",
                 f"{len(differ)} index(es) with other keys: {', '.join(differ)}",
                 "drop those indexes (an older schema); the next run recreates them (ensure_indexes refuses to)",
             )
         if missing:
             return Finding(
-                name,
+                check.name,
                 "fail",
                 f"{len(missing)} of {total} missing: {', '.join(missing)}",
                 "start the code location (its first run or sensor tick creates every index), or run "
                 "`socialrec backfill-queues` (creates the graph collections' indexes)",
             )
-        return Finding(name, "ok", f"all {total} present")
-    except Exception as exc:
-        return Finding(name, "fail", f"{type(exc).__name__}: {first_line(exc)}", "check MONGODB_URI")
-    finally:
-        client.close()
+        return Finding(check.name, "ok", f"all {total} present")
+    return check.failed
 
 
 def check_retry_queue(ctx: DoctorContext) -> Finding:
     """The derived retry queue (`tokens.oldest_attempt`) exists for every token with a retryable URL."""
-    name = "mongodb.retry_queue"
-    try:
-        client, db = _mongo(ctx)
-    except ConfigMissing as exc:
-        return Finding(name, "fail", f"not checked: {exc}", "set MONGODB_URI")
-    try:
-        stale = collection(db, TOKENS).count_documents(
+    action = "run `socialrec backfill-queues` (creates the indexes) and check MONGODB_URI"
+    with MongoCheck(ctx, "mongodb.retry_queue", action) as check:
+        stale = collection(check.db, TOKENS).count_documents(
             {"social_urls.status": {"$in": [s.value for s in RETRY_PARTITIONS]}, OLDEST_ATTEMPT: {"$exists": False}},
             hint="idx_tokens_social_url_status",
             limit=1000,
@@ -126,21 +149,13 @@ def check_retry_queue(ctx: DoctorContext) -> Finding:
         if stale:
             more = "+" if stale >= 1000 else ""
             return Finding(
-                name,
+                check.name,
                 "warn",
                 f"{stale}{more} token(s) with retryable URLs are not in the retry queue",
                 "run `socialrec backfill-queues` once (written before the queue existed)",
             )
-        return Finding(name, "ok", "up to date")
-    except Exception as exc:
-        return Finding(
-            name,
-            "fail",
-            f"{type(exc).__name__}: {first_line(exc)}",
-            "run `socialrec backfill-queues` (creates the indexes) and check MONGODB_URI",
-        )
-    finally:
-        client.close()
+        return Finding(check.name, "ok", "up to date")
+    return check.failed
 
 
 # -- Redis and RabbitMQ ----------------------------------------------------------------------------
