@@ -144,7 +144,7 @@ def main() -> None:
             print(f"warm-up (daemon start + first run): {warm[warmup] - started:.1f} s", flush=True)
             time.sleep(3)  # the warm-up run's process exits
             pgids = {p.pid for p in procs}
-            cpu_from, load_from = group_cpu_seconds(pgids), os.getloadavg()
+            cpu_from, load_from, own_from = group_cpu_seconds(pgids), os.getloadavg(), time.process_time()
             published_at = time.time()
             for addr in measured:
                 publish(channel, exchange, addr)
@@ -152,6 +152,7 @@ def main() -> None:
             wait_markers(measured, seen, published_at + args.timeout)
             time.sleep(2)  # the last runs finish writing their events
             cpu = group_cpu_seconds(pgids) - cpu_from
+            own_cpu = time.process_time() - own_from
             load_to = os.getloadavg()
         finally:
             for proc in reversed(procs):
@@ -216,6 +217,10 @@ def main() -> None:
                 f"sum {sum(values):.0f} s"
             )
     print(f"CPU seconds per token (daemon, code server, run workers; not the databases): {cpu / len(measured):.2f}")
+    print(
+        f"this process (stand-ins{', embedded MongoDB' if not os.environ.get('MONGODB_URI') else ''}): "
+        f"{own_cpu / elapsed:.2f} cores over the burst"
+    )
     print(f"cpu_s_per_token: {cpu / len(measured):.2f}")
     print(f"burst_tokens_per_min: {per_min:.1f}")
 

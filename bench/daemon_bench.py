@@ -201,7 +201,8 @@ def reproducibility_lines(instance_file: Path, home: Path) -> list[str]:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return [
         f"python {sys.version.split()[0]}; {versions}; commit {commit.stdout.strip() or '?'}",
-        f"bytecode: dagster .pyc present={compiled}, PYTHONDONTWRITEBYTECODE={no_pyc!r}",
+        f"bytecode: dagster .pyc present={compiled}, PYTHONDONTWRITEBYTECODE={no_pyc!r}, "
+        f"PYTHONPYCACHEPREFIX={os.environ.get('PYTHONPYCACHEPREFIX', '')!r}",
         f"instance file: {instance_file.relative_to(ROOT)}; launcher {config['run_launcher']['class']}; "
         f"event log storage {storage}",
         f"run queue: dequeue every {coordinator.get('dequeue_interval_seconds', 5)} s, "
