@@ -149,6 +149,8 @@ def write_instance(home: Path, *, production: bool = False, process_per_run: boo
     Celery run workers, for comparison. Returns the instance file it was made from."""
     source = ROOT / ("deploy/dagster.yaml" if production else "dagster.yaml")
     config = yaml.safe_load(source.read_text())
+    if not production:  # as run.sh copies it: with the local storage
+        config.update(yaml.safe_load((ROOT / "deploy" / "local-storage.yaml").read_text()))
     if process_per_run:
         config["run_launcher"] = {"module": "dagster.core.launcher", "class": "DefaultRunLauncher"}
     else:

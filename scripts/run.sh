@@ -34,15 +34,19 @@ LOCAL="$ROOT/.local"
 mkdir -p "$LOCAL/logs"
 export DAGSTER_HOME="${DAGSTER_HOME:-$LOCAL/dagster_home}"
 mkdir -p "$DAGSTER_HOME"
-# The instance file is the project's dagster.yaml (edit that one): an older copy is replaced and kept
-# as dagster.yaml.bak, so an existing DAGSTER_HOME gets the current run workers and storage.
-if ! cmp -s "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"; then
+# The instance file is the project's dagster.yaml plus deploy/local-storage.yaml (edit those): an
+# older copy is replaced and kept as dagster.yaml.bak, so an existing DAGSTER_HOME gets the current
+# run workers and storage.
+instance_file="$(mktemp)"
+cat "$ROOT/dagster.yaml" "$ROOT/deploy/local-storage.yaml" >"$instance_file"
+if ! cmp -s "$instance_file" "$DAGSTER_HOME/dagster.yaml"; then
   if [ -f "$DAGSTER_HOME/dagster.yaml" ]; then
     cp "$DAGSTER_HOME/dagster.yaml" "$DAGSTER_HOME/dagster.yaml.bak"
     echo "==> $DAGSTER_HOME/dagster.yaml differed from the project's: replaced (the old one is dagster.yaml.bak)"
   fi
-  cp "$ROOT/dagster.yaml" "$DAGSTER_HOME/dagster.yaml"
+  cp "$instance_file" "$DAGSTER_HOME/dagster.yaml"
 fi
+rm -f "$instance_file"
 
 # The first hour reconcile_job covers is pinned per instance on its first start (the hour before
 # it), so the coverage bar shows the hours since this instance exists, not hundreds nothing will

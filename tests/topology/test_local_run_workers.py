@@ -72,7 +72,9 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
     telegram.register(server)
     home = tmp_path / "home"
     home.mkdir()
+    # The instance file as run.sh writes it: the project's dagster.yaml and the local storage.
     instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
+    instance.update(yaml.safe_load((ROOT / "deploy" / "local-storage.yaml").read_text()))
     assert instance["run_launcher"]["class"] == "CeleryRunLauncher"
     instance["run_monitoring"]["poll_interval_seconds"] = 2
     (home / "dagster.yaml").write_text(yaml.safe_dump(instance))
