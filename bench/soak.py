@@ -71,7 +71,7 @@ import redis as redis_lib  # noqa: E402
 import yaml  # noqa: E402
 from pymongo import MongoClient  # noqa: E402
 
-from bench.burst import spawn, stop  # noqa: E402
+from bench.daemon_bench import spawn, stop  # noqa: E402
 from bench.faults import SOLTRACKER_KEY, X_KEY, StandIns, address, duplicates  # noqa: E402
 from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus, start_own_rabbit  # noqa: E402
 from socialrec_pipeline.defs.paid_pool import PAID_POOL  # noqa: E402

@@ -238,8 +238,15 @@ def sensor_ticks(page: Page, ui: UI, out: Path, hour: str) -> None:
     step("the sensor's ticks")
     open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
     expect(page.get_by_text("every 5 s", exact=False).first).to_be_visible()
-    # each tick says what it did; an idle one says `idle`
-    expect(page.get_by_text('{"why": "idle', exact=False).first).to_be_visible()
+    # each tick says what it did; an idle one says `idle`. A tick on an empty queue listens up to
+    # SOCIALREC_SENSOR_LISTEN_SECONDS (20 s) first, so the first idle tick can take that long.
+    idle = page.get_by_text('{"why": "idle', exact=False).first
+    for _ in range(12):
+        if idle.count():
+            break
+        time.sleep(5)
+        open_page(page, f"{ui.base}/locations/socialrec_pipeline/sensors/token_flow_sensor")
+    expect(idle).to_be_visible()
     shot(page, out, "02-sensor-ticks")
 
 

@@ -178,9 +178,9 @@ def test_celery_step_workers_record_a_token_with_the_lock_handed_over(
         workers.stop()
         server.stop()
 
-    # prepare, four URL steps and write_marker each ran as a Celery task; both workers took some,
+    # prepare, four URL steps, defer_paid_urls and write_marker each ran as a Celery task; both workers took some,
     # and none of those processes is the test's (the run's own process only orchestrates).
-    assert len(starts) == 6 and len(hosts) == 2, (starts, hosts)
+    assert len(starts) == 7 and len(hosts) == 2, (starts, hosts)
     assert os.getpid() not in starts.values() and len(set(starts.values())) == 2
     marker = fresh_db["tokens"].find_one({"address": address})
     assert marker is not None
