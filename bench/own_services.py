@@ -192,6 +192,9 @@ class OwnSecantus(OwnService):
     """A SecantusDB server in a subprocess; `storage` survives kill/start (same WiredTiger home)."""
 
     name = "secantus"
+    #: A Python server that imports its storage engine: with two test workers and the topology tests'
+    #: daemons beside it, its start took longer than 30 s once.
+    start_timeout = 90.0
 
     def __init__(self, port: int, storage: str | None = None, workdir: str | None = None) -> None:
         super().__init__(port, workdir)
