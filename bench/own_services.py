@@ -21,13 +21,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 _BIN = Path(sys.executable).parent
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 
 
 def port_free(port: int) -> bool:
+    """Nothing listens on `port` on loopback. The probe binds as the servers do (SO_REUSEADDR), so
+    the connections a stopped server left in TIME_WAIT do not count: it can be started again there."""
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -37,10 +41,13 @@ def port_free(port: int) -> bool:
     return True
 
 
-def wait_for(check, timeout: float, what: str) -> None:
+def wait_for(check, timeout: float, what: str, alive=None) -> None:
+    """Until `check()` is true; fails at once when `alive()` says the process is gone."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
+        if alive is not None and not alive():
+            raise ServerExited(f"{what} exited while starting ({last!r})")
         try:
             if check():
                 return
@@ -48,6 +55,33 @@ def wait_for(check, timeout: float, what: str) -> None:
             last = exc
         time.sleep(0.1)
     raise RuntimeError(f"{what} did not come up within {timeout:.0f} s ({last!r})")
+
+
+S = TypeVar("S", bound="OwnService")
+
+
+class ServerExited(RuntimeError):
+    """The server's process ended while it was starting (its port was taken meanwhile, say)."""
+
+
+def start_on_free_port(make: Callable[[int], S], ports: Iterable[int], what: str = "server") -> S:
+    """`make(port).start()` on the first port of `ports` that is free and stays free: a port taken
+    between the probe and the server's own bind (by anything else on the machine) moves on to the
+    next one instead of failing the caller."""
+    ports = list(ports)
+    tried = []
+    for port in ports:
+        if not port_free(port):
+            continue
+        try:
+            server = make(port)
+            server.start()
+            return server
+        except ServerExited as exc:
+            tried.append(f"{port}: {exc}")
+    raise RuntimeError(
+        f"no port of {ports[0]}-{ports[-1]} could be taken for {what}: " + "; ".join(tried or ["none was free"])
+    )
 
 
 class OwnService:
@@ -97,11 +131,18 @@ class OwnService:
         )
         log.close()
         try:
-            wait_for(lambda: self.running and self.ready(), self.start_timeout, f"{self.name} on port {self.port}")
-        except Exception:
+            wait_for(self.ready, self.start_timeout, f"{self.name} on port {self.port}", alive=lambda: self.running)
+        except Exception as exc:
             self.kill()
-            raise
+            raise type(exc)(f"{exc}; its log ends: {self.log_tail()}") from None
         return self
+
+    def log_tail(self, lines: int = 5) -> str:
+        try:
+            text = (Path(self.workdir) / f"{self.name}.log").read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
 
     def _signal(self, sig: int) -> None:
         if self.proc is None:

@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 from pymongo import MongoClient, UpdateOne, monitoring
 
-from bench.own_services import OwnSecantus, port_free
+from bench.own_services import OwnSecantus, port_free, start_on_free_port
 from socialrec_pipeline.defs.resources import MongoResource
 from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
@@ -180,11 +180,11 @@ def test_every_inbox_write_asks_for_a_journaled_majority_write(mongo_uri, fresh_
 
 @pytest.fixture
 def own_mongo(tmp_path):
-    port = next((p for p in OWN_MONGO_PORTS if port_free(p)), None)
-    if port is None:
-        pytest.fail(f"no free port in {OWN_MONGO_PORTS} for this test's own SecantusDB server")
-    server = OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path))
-    server.start()
+    server = start_on_free_port(
+        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)),
+        OWN_MONGO_PORTS,
+        "SecantusDB",
+    )
     yield server
     server.stop()
 

@@ -13,7 +13,7 @@ import pytest
 import redis as redis_lib
 from pymongo.errors import PyMongoError
 
-from bench.own_services import OwnRedis, OwnSecantus, port_free
+from bench.own_services import OwnRedis, OwnSecantus, start_on_free_port
 from socialrec_pipeline.domain.enums import FetchStatus, Platform
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.recording.locks import PaidCreditGuard
@@ -37,25 +37,18 @@ pytestmark = pytest.mark.xdist_group("infra-never-a-status-ports")
 TWEET = "https://x.com/kolguy/status/42"
 
 
-def _free_port() -> int:
-    port = next((p for p in OWN_PORTS if port_free(p)), None)
-    if port is None:
-        pytest.fail(f"no free port in {OWN_PORTS} for this test's own server")
-    return port
-
-
 @pytest.fixture
 def own_mongo(tmp_path) -> Iterator[OwnSecantus]:
-    server = OwnSecantus(_free_port(), storage=str(tmp_path / "mongo"), workdir=str(tmp_path))
-    server.start()
+    server = start_on_free_port(
+        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)), OWN_PORTS, "SecantusDB"
+    )
     yield server
     server.stop()
 
 
 @pytest.fixture
 def own_redis(tmp_path) -> Iterator[OwnRedis]:
-    server = OwnRedis(_free_port(), workdir=str(tmp_path))
-    server.start()
+    server = start_on_free_port(lambda port: OwnRedis(port, workdir=str(tmp_path)), OWN_PORTS, "Redis")
     yield server
     server.stop()
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bench.own_services import OwnSecantus, port_free
+from bench.own_services import OwnSecantus, start_on_free_port
 from socialrec_pipeline.domain.events import TokenFlowEvent
 from socialrec_pipeline.recording.processor import RecordOutcome
 from socialrec_pipeline.sandbox.soltracker import upstream_token
@@ -33,11 +33,9 @@ ROUNDS = 3
 
 @pytest.fixture
 def own_mongo(tmp_path) -> Iterator[OwnSecantus]:
-    port = next((p for p in OWN_PORTS if port_free(p)), None)
-    if port is None:
-        pytest.fail(f"no free port in {OWN_PORTS} for this test's own SecantusDB server")
-    server = OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path))
-    server.start()
+    server = start_on_free_port(
+        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)), OWN_PORTS, "SecantusDB"
+    )
     yield server
     server.stop()
 
