@@ -142,8 +142,6 @@ def test_compose_topology_runs_natively_on_postgres(
     real Celery run workers (docs/scaling.md)."""
     import psycopg2
     from dagster import DagsterInstance
-    from dagster._core.scheduler.instigation import InstigatorState
-    from dagster._serdes import deserialize_value
     from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
     services = compose()["services"]
@@ -266,8 +264,6 @@ def test_compose_topology_runs_natively_on_postgres(
             runs = cur.fetchall()
             cur.execute("SELECT count(*) FROM event_logs WHERE run_id = %s", (run_id,))
             (reconcile_events,) = cur.fetchone()
-            cur.execute("SELECT job_body FROM jobs WHERE job_type = 'SENSOR'")
-            sensors = [deserialize_value(body, InstigatorState) for (body,) in cur.fetchall()]
             cur.execute("SELECT count(*) FROM run_tags WHERE key = 'dagster-celery/task_id'")
             (celery_tasks,) = cur.fetchone()
             cur.execute("SELECT count(*) FROM job_ticks")
@@ -280,17 +276,18 @@ def test_compose_topology_runs_natively_on_postgres(
     assert reconcile_events > 0 and ticks > 0
     # Which run workers executed the runs: Celery tasks for every run, or none.
     assert celery_tasks == (len(runs) if run_workers == "celery" else 0), (celery_tasks, runs)
-    (sensor,) = [s for s in sensors if s.origin.instigator_name == "token_flow_sensor"]
-    totals = json.loads(sensor.instigator_data.cursor)["totals"]
-    assert totals["consumed"] == 2 * len(streamed) and totals["launched"] == len(streamed)
-
     # Nothing fell back to SQLite: no database file anywhere under DAGSTER_HOME.
     assert [p for p in home.rglob("*") if p.suffix in {".db", ".sqlite"}] == []
     with pytest.MonkeyPatch.context() as mp:
         for name, value in env.items():
-            if name.startswith("DAGSTER_POSTGRES_"):
+            if name.startswith(("DAGSTER_POSTGRES_", "SOCIALREC_CELERY_")):
                 mp.setenv(name, value)
         with DagsterInstance.from_config(str(home)) as instance:
+            # The sensor's cursor, read back through the instance the deployment's dagster.yaml describes.
+            (sensor,) = [s for s in instance.all_instigator_state() if s.instigator_name == "token_flow_sensor"]
+            assert sensor.instigator_data is not None
+            totals = json.loads(sensor.instigator_data.cursor)["totals"]
+            assert totals["consumed"] == 2 * len(streamed) and totals["launched"] == len(streamed)
             assert type(instance.run_storage).__name__ == "PostgresRunStorage"
             assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
             assert type(instance.schedule_storage).__name__ == "PostgresScheduleStorage"
