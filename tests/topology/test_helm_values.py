@@ -2,8 +2,10 @@
 
 There is no Kubernetes here, so the chart's instance ConfigMap (templates/configmap-instance.yaml
 and helpers/instance/*.tpl) is rendered by `chart_instance` for the keys the values file uses, then
-loaded with Dagster's own instance schema and each configured class's config schema
-(dagster-postgres storages, dagster-k8s's K8sRunLauncher, the QueuedRunCoordinator).
+loaded by `DagsterInstance.from_config`, which checks the whole file against Dagster's instance
+schema and builds the storages — on the test's own PostgreSQL in place of the chart's host — and
+each configured class's config is checked against its own schema (dagster-postgres storages,
+dagster-k8s's K8sRunLauncher, the run coordinator). Only public Dagster API.
 """
 
 from __future__ import annotations
@@ -14,11 +16,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-
-# The one private import left: Dagster has no public call that checks an instance file against its
-# schema without also constructing what it configures (DagsterInstance.from_config would connect to
-# the chart's PostgreSQL host). The per-class config below goes through the public API.
-from dagster._core.instance.config import dagster_instance_config
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE, NAMESPACE = "socialrec", "dagster"
@@ -111,11 +108,23 @@ def config_errors(schema, value: dict) -> list[str]:
     return []
 
 
-def test_the_charts_instance_for_our_values_loads_with_dagsters_schema(tmp_path, monkeypatch):
-    monkeypatch.setenv("DAGSTER_PG_PASSWORD", "from-the-secret")
-    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(chart_instance(values())))
+def load_instance(home: Path, rendered: dict, postgres_db: dict) -> None:
+    """`DagsterInstance.from_config` on the rendered file, its storages on the test's PostgreSQL (the
+    chart's host does not exist here); raises on anything the instance schema rejects."""
+    for key in ("schedule_storage", "run_storage", "event_log_storage"):
+        rendered[key]["config"]["postgres_db"].update(
+            hostname=postgres_db["host"], port=postgres_db["port"], username=postgres_db["user"],
+            db_name=postgres_db["db"], params={},
+        )  # fmt: skip
+    (home / "dagster.yaml").write_text(yaml.safe_dump(rendered))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"  # built, not only parsed
 
-    config, _ = dagster_instance_config(str(tmp_path))  # raises on anything the schema rejects
+
+def test_the_charts_instance_for_our_values_loads_with_dagsters_schema(tmp_path, monkeypatch, postgres_db):
+    monkeypatch.setenv("DAGSTER_PG_PASSWORD", postgres_db["password"])
+    config = chart_instance(values())
+    load_instance(tmp_path, config, postgres_db)
 
     # Each configured class accepts its config (constructing them would need a cluster and a database).
     for key in ("run_storage", "event_log_storage", "schedule_storage", "run_launcher", "run_coordinator"):
@@ -132,12 +141,12 @@ def test_a_class_config_the_schema_rejects_is_reported():
     assert any("limt" in e for e in errors) and any("job_namespace" in e for e in errors), errors
 
 
-def test_a_wrong_key_in_the_values_is_caught(tmp_path):
+def test_a_wrong_key_in_the_values_is_caught(tmp_path, monkeypatch, postgres_db):
+    monkeypatch.setenv("DAGSTER_PG_PASSWORD", postgres_db["password"])
     broken = values()
     broken["concurrency"]["runs"]["tagConcurrencyLimits"][0]["limt"] = 1
-    (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(chart_instance(broken)))
-    with pytest.raises(Exception, match="limt"):
-        dagster_instance_config(str(tmp_path))
+    with pytest.raises(dg.DagsterInvalidConfigError, match="limt"):
+        load_instance(tmp_path, chart_instance(broken), postgres_db)
 
 
 def test_the_cluster_keeps_the_limits_of_deploy_dagster_yaml():
