@@ -45,6 +45,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The empty-tick row measures what a tick that finds nothing costs; a deployed tick then listens
+# for up to SOCIALREC_SENSOR_LISTEN_SECONDS in the broker, which costs wall time, not CPU.
+os.environ.setdefault("SOCIALREC_SENSOR_LISTEN_SECONDS", "0")
 
 import pika  # noqa: E402
 
