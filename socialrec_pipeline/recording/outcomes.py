@@ -29,6 +29,9 @@ class RecordOutcome(StrEnum):
     ALREADY_RECORDED = "already_recorded"
     UNKNOWN_TOKEN = "unknown_token"
     UPSTREAM_FAILED = "upstream_failed"
+    #: Not recorded here: recording it makes a paid call, left to a step of the paid pool
+    #: (`TokenRecorder.record_upstream_token(defer_paid=True)`); the lock is released, no marker.
+    DEFERRED_PAID = "deferred_paid"
 
 
 @dataclass(frozen=True)
