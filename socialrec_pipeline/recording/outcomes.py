@@ -143,8 +143,8 @@ class Fetched:
     external_call: bool = False
     paid: bool = False
     #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
-    #: (this call tripped it), "no_slot" (no pool slot in time), "deferred_paid" (left to a step of
-    #: the paid pool); empty otherwise.
+    #: (this call tripped it), "no_slot" (the step may make no paid call: `NoPaidSlot`),
+    #: "deferred_paid" (left to a step of the paid pool); empty otherwise.
     held_back: str = ""
     #: False when the answer said nothing about the target (our key, quota or credit).
     judged_target: bool = True
