@@ -4,7 +4,7 @@
 # limit, but the page shows "No pool limits configured" until a limit is set. Idempotent; run by
 # scripts/run.sh before Dagster starts (docker-compose and Helm: docs/operations-ui.md).
 #   paid_social_api: every paid social-API call of every job (defs/paid_pool.py)
-#   reconcile: the reconcile_window step, two hours at a time
+#   reconcile: reconcile_window's listing step (reconcile_free_pass), two hours at a time
 # POOL_LIMIT (default 2) is the same number as default_limit in dagster.yaml.
 set -euo pipefail
 DAGSTER="${DAGSTER:-$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/dagster}"

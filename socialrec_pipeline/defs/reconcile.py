@@ -2,6 +2,12 @@
 
 Operators launch ranges as backfills from the UI; `reconcile_schedule` reconciles the previous
 hour. Concurrent runs are capped by the run queue's limit on the tag `socialrec/job: reconcile`.
+
+The asset's graph (`reconcile_window`, config `max_minutes` under `ops.reconcile_window.config`):
+`reconcile_free_pass` (the `reconcile` pool) lists the hour and records every token that needs no
+paid call; each token that does goes, whole, to a `reconcile_paid_token` step in the
+`paid_social_api` pool; `reconcile_summary` adds them up into the `reconciled_hours`
+materialization (or fails the partition). See `reconcile_asset` for why.
 """
 
 import os
@@ -12,7 +18,8 @@ from pydantic import Field
 
 from socialrec_pipeline.defs.assets import OPS_GROUP, OWNERS
 from socialrec_pipeline.defs.launch_gate import refuse_op_config
-from socialrec_pipeline.defs.paid_pool import PoolPaidSlots
+from socialrec_pipeline.defs.metric_refresh import refresh_key
+from socialrec_pipeline.defs.paid_pool import PAID_POOL
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
     MongoResource,
@@ -21,6 +28,8 @@ from socialrec_pipeline.defs.resources import (
     SolTrackerResource,
 )
 from socialrec_pipeline.defs.services import (
+    TRANSIENT_RETRY,
+    credit_guard,
     credit_guard_metadata,
     status_counts,
     token_recorder,
@@ -29,6 +38,7 @@ from socialrec_pipeline.defs.services import (
     warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
+from socialrec_pipeline.recording.paid import DeferPaidCalls, HeldPaidSlot
 from socialrec_pipeline.recording.reconcile import ReconcileResult, ReconcileService
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.recording.soltracker import UpstreamError, UpstreamUnavailable
@@ -102,26 +112,27 @@ RECONCILED_HOURS = dg.AssetSpec(
 )
 
 
-def reconcile_window_body(
-    context: dg.AssetExecutionContext,
+def reconcile_owner(context: dg.OpExecutionContext) -> str:
+    """The token locks' owner: the free pass and every pooled step of the run."""
+    return f"reconcile-{context.run_id}"
+
+
+def reconcile_free_pass_body(
+    context: dg.OpExecutionContext,
     config: "ReconcileConfig",
     mongo: MongoResource,
     redis: RedisResource,
     soltracker: SolTrackerResource,
     recording: RecordingSettingsParam,
     generators: GeneratorsResource,
-) -> dg.MaterializeResult:
-    """Record every qualifying token of the partition's hour that has no marker yet.
-
-    Green when the window converged. Red (after the summary is logged) when a token failed or the
-    deadline stopped the window: launch the partition again; recorded tokens drop out.
-    """
+):
+    """List the partition's hour; record every qualifying token without a marker whose recording
+    makes no paid call; hand each other one to a `reconcile_paid_token` step (paid_social_api pool)."""
     window = context.partition_time_window
-    step = context.op_execution_context  # the helpers shared with the ops take the op context
-    with transient_only(step):  # a malformed setting or a bug fails at once instead of after retries
+    with transient_only(context):  # a malformed setting or a bug fails at once instead of after retries
         refuse_op_config("reconcile_window", config.model_dump())  # the launch gate's bounds, in process too
-        # Paid calls claim a slot of the paid_social_api pool one call at a time.
-        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=PoolPaidSlots(step))
+        # No paid call here: a token that needs one is deferred, whole, to a step of the paid pool.
+        recorder = token_recorder(mongo, redis, soltracker, recording, generators, paid_slots=DeferPaidCalls())
         service = ReconcileService(recorder.store, recorder.upstream, recorder)
         deadline = datetime.now(UTC) + config.max_minutes * DEADLINE_MINUTE
         try:
@@ -130,17 +141,26 @@ def reconcile_window_body(
                 window.end,
                 soltracker.group_ids(),
                 deadline,
-                owner=f"reconcile-{context.run.run_id}",
-                on_token=token_tagger(step),  # each recorded token's history holds this run
+                owner=reconcile_owner(context),
+                on_token=token_tagger(context),  # each recorded token's history holds this run
+                defer_paid=True,
             )
         except UpstreamError as exc:
             raise listing_failure(context, window, exc) from exc
-    metadata = window_metadata(context, window, result, credit_guard_metadata(step, recorder.credit_guard))
-    warn_stopped_credentials(step, result.stopped_credentials.values())
-    return window_outcome(context, config, result, metadata)
+    warn_stopped_credentials(context, result.stopped_credentials.values())
+    yield dg.Output((result, config.max_minutes), "free", metadata={"deferred_paid": len(result.deferred)})
+    for token in result.deferred:
+        context.log.info(f"{token.address}: its recording makes a paid call, in the paid_social_api pool")
+        yield dg.DynamicOutput((token, deadline), mapping_key=paid_key(token.address), output_name="paid")
 
 
-def listing_failure(context: dg.AssetExecutionContext, window, exc: UpstreamError) -> dg.Failure:
+def paid_key(address: str) -> str:
+    """A `reconcile_paid_token` step's mapping key: the mint address (base58 is within Dagster's
+    `[A-Za-z0-9_]`), else a readable part and a hash."""
+    return address if address.isascii() and address.isalnum() else refresh_key(address)
+
+
+def listing_failure(context: dg.OpExecutionContext, window, exc: UpstreamError) -> dg.Failure:
     """The step's failure when SolTracker's listing of the window failed (logged here); retried only
     when the upstream was unavailable."""
     transient = isinstance(exc, UpstreamUnavailable)
@@ -160,7 +180,7 @@ def listing_failure(context: dg.AssetExecutionContext, window, exc: UpstreamErro
 
 
 def window_metadata(
-    context: dg.AssetExecutionContext, window, result: ReconcileResult, guard: dict
+    context: dg.OpExecutionContext, window, result: ReconcileResult, guard: dict
 ) -> dict[str, int | str]:
     """The window's counts as metadata (the summary line is logged here)."""
     summary = {
@@ -180,20 +200,21 @@ def window_metadata(
         "below_threshold": result.below_threshold,
         "pages": result.pages,
         "stopped_by": result.stopped_by or "window finished",
+        "deferred_paid": len(result.deferred),
         **status_counts(result.url_statuses),
         **guard,
     }
 
 
 def window_outcome(
-    context: dg.AssetExecutionContext, config: "ReconcileConfig", result: ReconcileResult, metadata: dict
-) -> dg.MaterializeResult:
+    context: dg.OpExecutionContext, max_minutes: int, result: ReconcileResult, metadata: dict
+) -> dg.Output:
     """Green when the window converged; a `Failure` (not retried) when a token failed or the deadline cut it."""
     problems = []
     if result.failed:
         problems.append(f"{result.failed} token(s) failed to record (their errors are in this run's logs)")
     if result.stopped_by:
-        problems.append(f"the window was not finished (stopped by the {config.max_minutes}-minute {result.stopped_by})")
+        problems.append(f"the window was not finished (stopped by the {max_minutes}-minute {result.stopped_by})")
     if problems:
         # Red, so the partition shows as failed in the UI; a new run of it picks up exactly what is missing.
         raise dg.Failure(
@@ -205,30 +226,111 @@ def window_outcome(
         context.log.info(
             f"{result.skipped_locked} token(s) were being recorded by another run (locked) and were left to it"
         )
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.Output(None, metadata=metadata)
 
 
-def reconcile_asset(retry_policy: dg.RetryPolicy | None = RECONCILE_RETRY) -> dg.AssetsDefinition:
-    """The step of reconcile_job (op `reconcile_window`), materializing one hour of reconciled_hours."""
+def free_pass_op(retry_policy: dg.RetryPolicy | None) -> dg.OpDefinition:
+    """The window's first step, in the `reconcile` pool: the listing and every free token."""
 
-    @dg.multi_asset(
-        name="reconcile_window",
-        specs=[RECONCILED_HOURS],
-        partitions_def=reconcile_partitions,
-        retry_policy=retry_policy,
+    @dg.op(
+        name="reconcile_free_pass",
         pool=RECONCILE_POOL,
-        description="Record every qualifying token of the partition's hour that has no marker yet.",
+        retry_policy=retry_policy,
+        out={"free": dg.Out(tuple), "paid": dg.DynamicOut(tuple)},
+        description="List the partition's hour and record every qualifying token without a marker that needs no "
+        "paid call; each token that does goes to a reconcile_paid_token step (paid_social_api pool).",
     )
-    def reconcile_window(
-        context: dg.AssetExecutionContext,
+    def reconcile_free_pass(
+        context: dg.OpExecutionContext,
         config: ReconcileConfig,
         mongo: MongoResource,
         redis: RedisResource,
         soltracker: SolTrackerResource,
         recording: RecordingSettingsParam,
         generators: GeneratorsResource,
-    ) -> dg.MaterializeResult:
-        return reconcile_window_body(context, config, mongo, redis, soltracker, recording, generators)
+    ):
+        yield from reconcile_free_pass_body(context, config, mongo, redis, soltracker, recording, generators)
+
+    return reconcile_free_pass
+
+
+@dg.op(
+    pool=PAID_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    description="Record one token reconcile_free_pass deferred, whole: the step's pool slot covers its paid calls.",
+)
+def reconcile_paid_token(
+    context: dg.OpExecutionContext,
+    paid: tuple,
+    mongo: MongoResource,
+    redis: RedisResource,
+    recording: RecordingSettingsParam,
+    generators: GeneratorsResource,
+) -> ReconcileResult:
+    token, deadline = paid
+    with transient_only(context):
+        recorder = token_recorder(mongo, redis, None, recording, generators, paid_slots=HeldPaidSlot())
+        result = ReconcileService(recorder.store, recorder.upstream, recorder).record_deferred(
+            token, deadline, owner=reconcile_owner(context), on_token=token_tagger(context)
+        )
+    outcome = [k for k in ("recorded", "present", "skipped_locked", "failed", "unknown") if getattr(result, k)]
+    context.log.info(f"{token.address}: " + (" ".join(outcome) or f"not recorded (stopped by the {result.stopped_by})"))
+    warn_stopped_credentials(context, result.stopped_credentials.values())
+    return result
+
+
+@dg.op(
+    out=dg.Out(dg.Nothing),
+    retry_policy=TRANSIENT_RETRY,
+    description="The window's counts (the reconciled_hours materialization): the free pass and every "
+    "reconcile_paid_token step. Red when a token failed or the deadline cut the window.",
+)
+def reconcile_summary(
+    context: dg.OpExecutionContext,
+    free: tuple,
+    paid: list[ReconcileResult],
+    redis: RedisResource,
+    generators: GeneratorsResource,
+) -> dg.Output:
+    result, max_minutes = free
+    with transient_only(context):
+        guard = credit_guard_metadata(context, credit_guard(redis.client(), generators))
+    merged = result.merged(paid)
+    metadata = window_metadata(context, context.partition_time_window, merged, guard)
+    return window_outcome(context, max_minutes, merged, metadata)
+
+
+@dg.config_mapping
+def reconcile_config(config: ReconcileConfig) -> dict:
+    """`ops.reconcile_window.config` (the graph's, what a launch sets) is the free pass's config."""
+    return {"reconcile_free_pass": {"config": config.model_dump()}}
+
+
+def reconcile_asset(retry_policy: dg.RetryPolicy | None = RECONCILE_RETRY) -> dg.AssetsDefinition:
+    """The graph of reconcile_job (node `reconcile_window`), materializing one hour of reconciled_hours.
+
+    Why a graph and not one op claiming paid slots itself: a step's pool is the only public way to
+    cap calls across runs, so a token whose recording makes a paid call is recorded, whole, in a
+    step of the paid pool (its slot covers the token's sequential paid calls; the marker is still
+    written last, by the same code). Deciding it costs nothing for a URL routed to a paid platform;
+    a short link is recorded first in the free pass and, if its target is paid, the token stops
+    there unmarked (one free request more, made again by the pooled step). The token's lock is not
+    held between steps: the pooled step takes it again and counts what another run did meanwhile.
+    `retry_policy` is the free pass's (the listing's 30 s / 60 s retries)."""
+    free_pass = free_pass_op(retry_policy)
+
+    @dg.graph_multi_asset(
+        name="reconcile_window",
+        outs={RECONCILED_HOURS.key.path[-1]: dg.AssetOut.from_spec(RECONCILED_HOURS)},
+        group_name=OPS_GROUP,  # AssetOut.from_spec does not carry the spec's group
+        partitions_def=reconcile_partitions,
+        config=reconcile_config,
+    )
+    def reconcile_window():
+        """Record every qualifying token of the partition's hour that has no marker yet (paid
+        calls in reconcile_paid_token steps, paid_social_api pool)."""
+        free, paid = free_pass()
+        return reconcile_summary(free, paid.map(reconcile_paid_token).collect())
 
     return reconcile_window
 

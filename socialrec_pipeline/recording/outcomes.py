@@ -29,6 +29,9 @@ class RecordOutcome(StrEnum):
     ALREADY_RECORDED = "already_recorded"
     UNKNOWN_TOKEN = "unknown_token"
     UPSTREAM_FAILED = "upstream_failed"
+    #: Not recorded here: recording it makes a paid call, left to a step of the paid pool
+    #: (`TokenRecorder.record_upstream_token(defer_paid=True)`); the lock is released, no marker.
+    DEFERRED_PAID = "deferred_paid"
 
 
 @dataclass(frozen=True)
@@ -140,8 +143,8 @@ class Fetched:
     external_call: bool = False
     paid: bool = False
     #: Why a paid call was not made: "credit_exhausted" (the guard was tripped), "out_of_credit"
-    #: (this call tripped it), "no_slot" (no pool slot in time), "deferred_paid" (left to a step of
-    #: the paid pool); empty otherwise.
+    #: (this call tripped it), "no_slot" (the step may make no paid call: `NoPaidSlot`),
+    #: "deferred_paid" (left to a step of the paid pool); empty otherwise.
     held_back: str = ""
     #: False when the answer said nothing about the target (our key, quota or credit).
     judged_target: bool = True

@@ -7,10 +7,9 @@ only inside `PaidSlots.slot()` and only while the credit guard is not tripped (c
 the slot is held, right before the call).
 
 The slots are Dagster's `paid_social_api` pool in the code location (`defs/paid_pool.py`): a step
-already in the pool holds one (`HeldPaidSlot`); `record_url` and the free passes of retry and
-metric refresh defer a paid call to a step of the pool (`DeferPaidCalls`); a reconcile step claims
-one around each paid call.
-Services used without Dagster (tests, tools) are unbounded.
+in the pool holds one (`HeldPaidSlot`); `record_url` and the free passes of retry, metric refresh
+and reconcile defer a paid call to a step of the pool (`DeferPaidCalls`; reconcile defers the
+whole token). Services used without Dagster (tests, tools) are unbounded.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from socialrec_pipeline.recording.locks import CreditGuardState
 
 
 class PaidSlotUnavailable(RuntimeError):
-    """No slot of the paid pool became free in time: the URL is an `error` without any call."""
+    """This step may not make the paid call (`NoPaidSlot`): the URL is an `error` without any call."""
 
 
 class PaidCallDeferred(RuntimeError):
@@ -32,7 +31,8 @@ class PaidCallDeferred(RuntimeError):
 
 class PaidSlots(Protocol):
     def slot(self, label: str) -> contextlib.AbstractContextManager[None]:
-        """Hold one paid-call slot while the block runs; raises `PaidSlotUnavailable`."""
+        """Hold one paid-call slot while the block runs; raises `PaidSlotUnavailable` (no call
+        allowed) or `PaidCallDeferred` (a pooled step makes it)."""
         ...
 
 
@@ -45,7 +45,8 @@ class UnboundedPaidSlots:
 
 
 class HeldPaidSlot(UnboundedPaidSlots):
-    """The step itself runs in the paid pool (`record_paid_url`): its slot covers every call."""
+    """The step itself runs in the paid pool (`record_paid_url`, `reconcile_paid_token`, ...): its
+    slot covers every call it makes."""
 
 
 class NoPaidSlot:
@@ -58,8 +59,8 @@ class NoPaidSlot:
 
 
 class DeferPaidCalls:
-    """A step outside the paid pool (`record_url`): a paid call found only once a short link is
-    resolved is not made here but handed to a pooled step (`record_paid_url`)."""
+    """A step outside the paid pool (`record_url`, the free passes): a paid call (one found only
+    once a short link is resolved, too) is not made here but handed to a pooled step."""
 
     @contextlib.contextmanager
     def slot(self, label: str) -> Iterator[None]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from socialrec_pipeline.domain.events import TokenFlowEvent, clean_symbol
 from socialrec_pipeline.domain.models import Token
-from socialrec_pipeline.providers.base import GeneratorRegistry
+from socialrec_pipeline.providers.base import GeneratorRegistry, TargetResolver
 from socialrec_pipeline.recording.locks import CreditGuard, InMemoryCreditGuard, TokenLocks, UnknownTokenCache
 from socialrec_pipeline.recording.outcomes import (
     UPSTREAM_404_STREAK_WARNING,
@@ -117,39 +117,86 @@ class TokenRecorder(UrlRecorder):
         return self.record_prepared(prepared)
 
     def record_upstream_token(
-        self, token: UpstreamToken, owner: str, on_locked: Callable[[str], None] | None = None
+        self,
+        token: UpstreamToken,
+        owner: str,
+        on_locked: Callable[[str], None] | None = None,
+        *,
+        defer_paid: bool = False,
     ) -> TokenRecordResult:
         """Reconcile path: the upstream token is already in hand, so no `get_token` call.
 
         `on_locked(address)` is called once the token's lock is held and its URLs are about to be
-        recorded (not for a skipped token)."""
+        recorded (not for a skipped or deferred token).
+
+        With `defer_paid` (a step outside the paid pool, whose `paid_slots` are `DeferPaidCalls`) a
+        token whose recording would make a paid call is not recorded: the outcome is
+        `DEFERRED_PAID`, the lock is released and no marker is written, for a step of the paid pool
+        to record the whole token. A URL routed to a paid platform while paid fetching is on says
+        so before anything is called; a short link says so once resolved, so the short links are
+        recorded first (`_record_urls`) and a deferral costs one free request, nothing else."""
         prepared = self.prepare(token.address, token.first_flow_timestamp, token.symbol, owner, upstream_token=token)
+        if defer_paid and isinstance(prepared, PreparedToken) and self.routes_to_paid(prepared):
+            self._release(prepared)
+            return _deferred(prepared, "a URL of a paid platform")
         if on_locked is not None and isinstance(prepared, PreparedToken):
             try:
                 on_locked(prepared.address)
             except BaseException:
                 self._release(prepared)
                 raise
-        return self.record_prepared(prepared)
+        return self.record_prepared(prepared, defer_paid=defer_paid)
 
-    def record_prepared(self, prepared: PreparedToken | SkippedToken) -> TokenRecordResult:
+    def record_prepared(self, prepared: PreparedToken | SkippedToken, *, defer_paid: bool = False) -> TokenRecordResult:
         if isinstance(prepared, SkippedToken):
             return TokenRecordResult(
                 prepared.address, prepared.outcome, prepared.reason, upstream_calls=prepared.upstream_calls
             )
         started = time.perf_counter()
-        guard = self.credit_guard
         stops = InMemoryProviderStops()  # one token: a refused credential is not called again for it
         try:
             with self.keep_alive(prepared):
-                results = [self.record_one_url(prepared, planned, guard, stops) for planned in prepared.planned]
+                results = self._record_urls(prepared, stops, defer_paid=defer_paid)
         except BaseException:
             self._release(prepared)
             raise
+        if results is None:  # a short link resolved to a paid target: nothing of the token is marked
+            self._release(prepared)
+            return _deferred(prepared, "a short link to a paid platform")
         urls_s = time.perf_counter() - started
         result = self.finish(prepared, results)
         result.timings.update(prepare_s=prepared.prepare_s, urls_s=urls_s)
         return result
+
+    def _record_urls(
+        self, prepared: PreparedToken, stops: ProviderStops, *, defer_paid: bool
+    ) -> list[UrlResult] | None:
+        """Every planned URL's result, in the token's order. With `defer_paid` the short links go
+        first, and the first deferred result (a paid target) stops the token: None."""
+        guard = self.credit_guard
+        planned = prepared.planned
+        if not defer_paid:
+            return [self.record_one_url(prepared, p, guard, stops) for p in planned]
+        results: dict[int, UrlResult] = {}
+        for i in sorted(range(len(planned)), key=lambda i: not self.resolves_target(planned[i])):
+            result = self.record_one_url(prepared, planned[i], guard, stops)
+            if result.deferred:
+                return None
+            results[i] = result
+        return [results[i] for i in range(len(planned))]
+
+    def routes_to_paid(self, prepared: PreparedToken) -> bool:
+        """A URL of the token is routed to a paid platform while paid fetching is on: recording
+        the token makes a paid call (the rule `record_token_job` routes URLs to its pool by)."""
+        gate = self.gate_settings
+        return gate.enable_paid and any(
+            p.routed is not None and gate.is_paid(p.routed.platform) for p in prepared.planned
+        )
+
+    def resolves_target(self, planned: PlannedUrl) -> bool:
+        """A short link: its target (and whether calling it is paid) is known once it is resolved."""
+        routed = planned.routed
+        return routed is not None and isinstance(self.registry.for_source_type(routed.source_type), TargetResolver)
 
     @contextlib.contextmanager
     def keep_alive(self, prepared: PreparedToken) -> Iterator[None]:
@@ -292,3 +339,12 @@ class TokenRecorder(UrlRecorder):
             self.locks.release(address, owner)
         except Exception:  # the TTL frees it anyway; the original error matters more
             log.exception("could not release the lock of %s", address)
+
+
+def _deferred(prepared: PreparedToken, why: str) -> TokenRecordResult:
+    return TokenRecordResult(
+        prepared.address,
+        RecordOutcome.DEFERRED_PAID,
+        f"{why}: recorded in a step of the paid pool",
+        upstream_calls=prepared.upstream_calls,
+    )

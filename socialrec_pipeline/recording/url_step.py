@@ -194,7 +194,7 @@ class UrlRecorder:
                 graph = call(target, self.generate_options(), observed_at)
         except PaidCallDeferred as exc:  # a pooled step makes this call: nothing decided here
             return Fetched.deferred(target, str(exc), external_call=resolved)
-        except PaidSlotUnavailable as exc:  # no attempt: a busy pool must never exhaust a URL
+        except PaidSlotUnavailable as exc:  # no attempt: a step that may not pay never exhausts a URL
             return Fetched(target, status=FetchStatus.ERROR, error=str(exc), paid=True, held_back="no_slot")
         except OutOfCredit as exc:
             return _out_of_credit(target, guard, exc)

@@ -70,6 +70,20 @@ def output_metadata(result, step: str) -> dict:
     return event.event_specific_data.metadata
 
 
+def reconcile_metadata(result) -> dict:
+    """The metadata of the run's `reconciled_hours` materialization (values are `MetadataValue`s),
+    which the `reconcile_summary` step of the `reconcile_window` graph produces."""
+    (materialization,) = result.asset_materializations_for_node("reconcile_window")
+    return materialization.metadata
+
+
+def reconcile_steps(result, op: str = "") -> list:
+    """The events of the `reconcile_window` graph's steps (keys `reconcile_window.<op>[...]`),
+    of the op `op` only when given."""
+    prefix = f"reconcile_window.{op}"
+    return [e for e in result.all_events if (e.step_key or "").startswith(prefix)]
+
+
 def reconcile_job_with(resources: dict, asset=None):
     """`reconcile_job` resolved with `resources` (an asset job needs its assets and resources to run).
 

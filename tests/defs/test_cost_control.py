@@ -34,7 +34,7 @@ from socialrec_pipeline.sandbox.platforms.x import demo_fixtures
 from socialrec_pipeline.sandbox.shortlinks import register_short_link, short_links_resolved_by
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
 
-from .jobs_fixtures import SOLTRACKER_KEY, job_resources, output_metadata, reconcile_job_with, unique_address
+from .jobs_fixtures import SOLTRACKER_KEY, job_resources, output_metadata, unique_address
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_WORKER = Path(__file__).with_name("paid_run_worker.py")
@@ -280,26 +280,7 @@ def test_no_job_offers_the_recording_settings_in_the_launchpad():
 # -- 3. every job's paid calls go through the pool -------------------------------------------------
 
 
-def test_reconcile_paid_calls_wait_for_the_paid_pool(
-    stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url, monkeypatch
-):
-    monkeypatch.setattr(paid_pool, "SLOT_WAIT_S", 0.5)
-    res = resources(stand_ins, mongo_uri, fresh_db, redis_url, paid=True)
-    address = unique_address()
-    stand_ins.soltracker.put(
-        upstream_token(address, discord=VIDEO.format("7350000000000000001"), last_transfer="2026-11-30T02:30:00Z")
-    )
-
-    occupy_paid_pool(pooled_instance)
-    result = reconcile_job_with(res).execute_in_process(partition_key=WINDOW, instance=pooled_instance)
-    assert result.success
-    entry = url_entry(fresh_db, address, "discord")
-    assert (entry["status"], entry["attempts"]) == ("error", 0)
-    assert any(
-        "waiting for a slot of the paid_social_api pool" in (e.message or "")
-        for e in pooled_instance.all_logs(result.run_id)
-    )
-    assert stand_ins.apify.calls == []
+# reconcile_job's paid calls (reconcile_paid_token steps): tests/defs/test_reconcile_paid.py.
 
 
 def test_retry_of_skipped_paid_makes_its_paid_call_in_a_step_of_the_paid_pool(

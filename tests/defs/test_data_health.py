@@ -9,7 +9,7 @@ import pytest
 from bson import ObjectId
 
 from socialrec_pipeline.defs import reconcile as reconcile_defs
-from socialrec_pipeline.defs.assets import COLLECTION_SPECS
+from socialrec_pipeline.defs.assets import COLLECTION_SPECS, OPS_GROUP
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.health import (
     PLOTTED,
@@ -56,6 +56,10 @@ def test_collections_are_assets_with_owners_schemas_and_lineage():
     for name in ("tokens", "contents", "accounts", "venues", "token_links", "metric_series"):
         assert graph.get(dg.AssetKey(name)).parent_keys == {dg.AssetKey("record_inbox")}
     assert graph.get(dg.AssetKey("record_inbox")).parent_keys == {dg.AssetKey("token_flow")}
+    # The graph-backed reconcile asset keeps its spec's description, owners, group and kind.
+    (reconciled,) = defs.resolve_assets_def("reconciled_hours").specs
+    assert (reconciled.owners, reconciled.kinds) == (["team:socialrec"], {"mongodb"}) and reconciled.description
+    assert reconciled.group_name == OPS_GROUP
 
 
 # -- reconcile coverage --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import yaml
 
 from socialrec_pipeline.defs.definitions import defs
 from socialrec_pipeline.defs.launch_gate import JOB_FAMILY, KNOBS, OP_FAMILY, RESOURCE_SETTINGS, TOKEN_INPUTS
+from socialrec_pipeline.defs.paid_pool import PAID_POOL
 from socialrec_pipeline.defs.reconcile import RECONCILE_POOL
 from socialrec_pipeline.defs.resources import (
     GeneratorsResource,
@@ -68,14 +69,34 @@ def test_no_job_offers_a_resource_field_at_launch():
             assert not config.is_required and not getattr(config.config_type, "fields", {}), (job.name, key)
 
 
+def inner_ops(graph: dg.GraphDefinition):
+    """(op, the top-level node it runs under) for every op, however deep in graphs."""
+    for node_def in graph.node_defs:
+        if isinstance(node_def, dg.GraphDefinition):
+            yield from ((op, node_def) for op, _ in inner_ops(node_def))
+        else:
+            yield node_def, node_def
+
+
+def config_fields(node_def) -> set[str]:
+    return set(getattr(node_def.config_schema.config_type, "fields", None) or {}) if node_def.config_schema else set()
+
+
 def test_every_op_config_field_is_a_bounded_knob_or_a_checked_token_input():
     seen = set()
     for job in ALL_JOBS:
+        # A launch sets `ops.<node>.config` of the job's own nodes; a graph node (reconcile_window)
+        # takes its config through a mapping, which feeds the ops inside it.
         for op in job.graph.node_defs:
-            fields = set(getattr(op.config_schema.config_type, "fields", None) or {}) if op.config_schema else set()
+            fields = config_fields(op)
             allowed = set(KNOBS.get(op.name, {})) | set(TOKEN_INPUTS.get(op.name, {}))
             assert fields == allowed or (not fields and not allowed), (job.name, op.name, fields ^ allowed)
             seen |= {op.name} if fields else set()
+            if isinstance(op, dg.GraphDefinition):
+                # Every op of a graph is covered: no config, or what the graph's mapping passes on.
+                assert op.config_mapping is not None or not fields, (job.name, op.name)
+                for inner, _top in inner_ops(op):
+                    assert config_fields(inner) <= fields, (job.name, op.name, inner.name)
     assert seen == set(KNOBS) | set(TOKEN_INPUTS)  # nothing listed that no op takes
 
 
@@ -93,16 +114,23 @@ def test_every_launch_path_keeps_the_executor_and_the_family_tag():
 
 
 def test_the_reconcile_step_is_pooled_on_every_path():
+    paths = set()
     for job in ALL_JOBS:
-        for op in job.graph.node_defs:
-            if op.name == "reconcile_window":
-                assert op.pool == RECONCILE_POOL, job.name
+        pools = {op.name: op.pool for op, top in inner_ops(job.graph) if top.name == "reconcile_window"}
+        if pools:  # the listing is capped by the reconcile pool, every paid call by the paid pool
+            paths.add(job.name)
+            assert pools == {
+                "reconcile_free_pass": RECONCILE_POOL,
+                "reconcile_paid_token": PAID_POOL,
+                "reconcile_summary": None,
+            }, job.name
+    assert {"reconcile_job", "__ASSET_JOB"} <= paths
     for path in ("dagster.yaml", "deploy/dagster.yaml"):
         instance = yaml.safe_load((ROOT / path).read_text())
         assert instance["concurrency"]["pools"]["default_limit"] == 2
         limits = instance["concurrency"]["runs"]["tag_concurrency_limits"]
         assert {"key": JOB_FAMILY_TAG, "value": "reconcile", "limit": 2} in limits
-        # A killed run worker's slots (the reconcile step's, a paid call's) are freed by run monitoring.
+        # A killed run worker's slots (its reconcile and paid_social_api steps') are freed by run monitoring.
         assert instance["run_monitoring"]["free_slots_after_run_end_seconds"] > 0
     helm = yaml.safe_load((ROOT / "deploy" / "helm-values.yaml").read_text())
     assert helm["dagsterDaemon"]["runMonitoring"]["freeSlotsAfterRunEndSeconds"] > 0

@@ -12,7 +12,15 @@ from socialrec_pipeline.defs.resources import RecordingSettingsResource
 from socialrec_pipeline.defs.retry import retry_job, retry_schedule
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 
-from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
+from .jobs_fixtures import (
+    four_url_token,
+    job_resources,
+    output_metadata,
+    reconcile_job_with,
+    reconcile_metadata,
+    reconcile_steps,
+    unique_address,
+)
 
 WINDOW = "2026-11-30-02:00"
 
@@ -36,7 +44,7 @@ def test_reconcile_records_the_missing_tokens_of_one_hour(fixtures, instance, mo
     )
 
     assert result.success
-    md = metadata_of(result, "reconcile_window")
+    md = {k: v.value for k, v in reconcile_metadata(result).items()}
     assert (md["candidates"], md["present"], md["recorded"], md["skipped"], md["failed"]) == (2, 1, 1, 0, 0)
     assert fresh_db["tokens"].find_one({"address": missing}) is not None
     assert fresh_db["tokens"].find_one({"address": outside}) is None
@@ -93,7 +101,8 @@ def test_malformed_setting_fails_a_reconcile_run_once_without_calling_upstream(
     )
     assert not result.success
     assert not server.calls("/api/v1/tokens")
-    events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
+    events = [e.event_type_value for e in reconcile_steps(result)]
+    assert "STEP_FAILURE" in events
     assert "STEP_UP_FOR_RETRY" not in events  # a configuration error is not retried (30 s, 60 s delays)
 
 

@@ -18,7 +18,15 @@ from socialrec_pipeline.defs.tags import TOKEN_TAG
 from socialrec_pipeline.sandbox.fixture_server import Reply
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import four_url_token, job_resources, output_metadata, reconcile_job_with, unique_address
+from .jobs_fixtures import (
+    four_url_token,
+    job_resources,
+    output_metadata,
+    reconcile_job_with,
+    reconcile_metadata,
+    reconcile_steps,
+    unique_address,
+)
 from .test_token_flow_sensor import tick
 
 WINDOW = "2026-11-30-01:00"
@@ -185,8 +193,8 @@ def test_reconcile_with_a_failed_token_is_red_and_keeps_its_counts(
     assert data.metadata["recorded"].value == 1 and data.metadata["failed"].value == 1
     assert data.metadata["status_ok"].value == 2  # URL statuses as numbers
     assert fresh_db["tokens"].find_one({"address": good}) is not None
-    events = [e.event_type_value for e in result.all_events if e.step_key == "reconcile_window"]
-    assert "STEP_UP_FOR_RETRY" not in events  # the operator relaunches; no blind retries
+    events = [e.event_type_value for e in reconcile_steps(result)]
+    assert "STEP_FAILURE" in events and "STEP_UP_FOR_RETRY" not in events  # the operator relaunches; no blind retries
 
 
 def test_reconcile_stopped_by_its_deadline_is_red(fixtures, instance, mongo_uri, fresh_db, redis_url, monkeypatch):
@@ -213,7 +221,7 @@ def test_a_converged_window_says_so(fixtures, instance, mongo_uri, fresh_db, red
         instance=instance,
     )
     assert result.success
-    assert output_metadata(result, "reconcile_window")["stopped_by"].value == "window finished"
+    assert reconcile_metadata(result)["stopped_by"].value == "window finished"
 
 
 # -- retry_job -----------------------------------------------------------------------------------

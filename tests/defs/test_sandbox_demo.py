@@ -29,7 +29,7 @@ from socialrec_pipeline.defs.resources import (
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo
 
-from .jobs_fixtures import free_port_base, output_metadata, reconcile_job_with
+from .jobs_fixtures import free_port_base, reconcile_job_with, reconcile_metadata
 
 
 def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
@@ -103,7 +103,7 @@ def test_a_reconcile_backfill_of_the_sandbox_closed_hours_records_what_the_strea
             result = job.execute_in_process(partition_key=hour, instance=instance)
             assert result.success, hour
             # (the last closed hour may also hold the sample tokens, last seen 5 minutes before the start)
-            assert output_metadata(result, "reconcile_window")["recorded"].value >= 1, hour
+            assert reconcile_metadata(result)["recorded"].value >= 1, hour
     symbols = sorted(doc["symbol"] for doc in fresh_db["tokens"].find() if doc["symbol"].startswith("MISSED"))
     assert symbols == [f"MISSED{n}" for n in range(1, demo.RECONCILE_DEMO_HOURS + 1)]
 

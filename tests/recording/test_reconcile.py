@@ -166,3 +166,34 @@ def harness_token(address, last_transfer, af=6, **socials):
     from socialrec_pipeline.sandbox.soltracker import upstream_token
 
     return upstream_token(address, af=af, last_transfer=last_transfer, **socials)
+
+
+def test_deferred_tokens_are_recorded_whole_later_and_count_what_happened_meanwhile(store, redis_client, clock):
+    from socialrec_pipeline.domain.enums import Platform
+    from socialrec_pipeline.recording.paid import DeferPaidCalls, HeldPaidSlot
+
+    settings = RecordingSettings(enable_paid=True, paid_platforms=frozenset({Platform.X}))  # tweets are paid here
+    env = harness.build(store, redis_client, clock, settings=settings)
+    try:
+        paid, locked, meanwhile, free = (make_address(60 + i) for i in range(4))
+        for i, address in enumerate((paid, locked, meanwhile)):
+            env.upstream.put(harness_token(address, _at(i), twitter=f"https://x.com/a/status/{60 + i}"))
+        env.upstream.put(harness_token(free, _at(5), website="https://free.example/"))
+        env.recorder.paid_slots = DeferPaidCalls()
+        service = ReconcileService(store, env.client, env.recorder, clock=clock)
+        first = service.run_window(FROM, TO, [], owner="run-1", defer_paid=True)
+        assert [t.address for t in first.deferred] == [paid, locked, meanwhile]
+        assert (first.candidates, first.recorded) == (4, 1) and store.tokens.exists(free)
+        assert not any(store.tokens.exists(a) or env.locks.owner_of(a) for a in (paid, locked, meanwhile))
+        env.locks.try_acquire(locked, "stream-worker")
+        store.tokens.write_marker(Token.of(address=meanwhile, discovered_at=clock()))
+
+        env.recorder.paid_slots = HeldPaidSlot()
+        parts = [service.record_deferred(token, owner="run-1") for token in first.deferred]
+        total = first.merged(parts)
+        assert (total.candidates, total.recorded, total.skipped_locked, total.present) == (4, 2, 1, 1)
+        assert total.url_statuses == {"ok": 2} and store.tokens.exists(paid) and not store.tokens.exists(locked)
+        late = service.record_deferred(first.deferred[1], clock() - timedelta(seconds=1), owner="run-1")
+        assert late.stopped_by == "deadline" and first.merged([late]).stopped_by == "deadline"
+    finally:
+        env.server.stop()
