@@ -42,10 +42,12 @@ def reduced(name: str) -> tuple[list[str], int]:
         ], 1  # faults binds base..base+60
     if name == "sensor":
         return ["--self-test", "--messages", "1000", "--rounds", "1"], 2
+    if name == "idle":
+        return ["--self-test", "--seconds", "3"], 2
     raise ValueError(name)
 
 
-@pytest.mark.parametrize("name", ["integrity", "cost", "faults", "sensor"])
+@pytest.mark.parametrize("name", ["integrity", "cost", "faults", "sensor", "idle"])
 def test_every_row_of_the_bench_reports_its_injected_breach(name):
     arguments, rows = reduced(name)
     result = subprocess.run(
