@@ -525,6 +525,8 @@ def prime(bench: Bench) -> str:
 
 
 def row_run_config(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
+    from socialrec_pipeline.defs.launch_gate import launch_refusals
+
     defs = code_location(bench, open_field=paid)
     row = LaunchRow()
     wanted_jobs = [j for j in opts.jobs.split(",") if j]
@@ -546,6 +548,11 @@ def row_run_config(bench: Bench, paid: bool, opts: argparse.Namespace) -> str:
                 try:
                     dg.validate_run_config(job, config)
                 except dg.DagsterInvalidConfigError:
+                    row.refused += 1
+                    continue
+                # The launch gate (GatedRunCoordinator) refuses it before the run is queued; the breach
+                # (paid: a field the schema opens) has no gate either.
+                if not paid and launch_refusals(config, job_name=job.name):
                     row.refused += 1
                     continue
                 row.accepted.append(f"{job.name}:{dotted}")
