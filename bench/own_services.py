@@ -57,6 +57,52 @@ def wait_for(check, timeout: float, what: str, alive=None) -> None:
     raise RuntimeError(f"{what} did not come up within {timeout:.0f} s ({last!r})")
 
 
+def _listening_inodes(port: int) -> set[str]:
+    """Socket inodes listening on `port` (any address), from the kernel's TCP tables."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(fields[9])
+    return inodes
+
+
+def _group_pids(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            after_name = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(after_name[2]) == pgid:  # state, ppid, pgrp
+            pids.append(int(entry))
+    return pids
+
+
+def group_listens_on(pgid: int, port: int) -> bool:
+    """A process of group `pgid` holds the socket listening on `port`: the server that answers is
+    ours, not one that took the port between the probe and our bind (ours then fails and exits, but
+    a readiness probe that only connects would be answered by the other). True where there is no
+    /proc to look in."""
+    if not Path("/proc/net/tcp").exists():
+        return True
+    inodes = _listening_inodes(port)
+    for pid in _group_pids(pgid) if inodes else ():
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] in inodes:  # "socket:[inode]"
+                        return True
+    return False
+
+
 S = TypeVar("S", bound="OwnService")
 
 
@@ -131,11 +177,16 @@ class OwnService:
         )
         log.close()
         try:
-            wait_for(self.ready, self.start_timeout, f"{self.name} on port {self.port}", alive=lambda: self.running)
+            wait_for(
+                self._ready_and_ours, self.start_timeout, f"{self.name} on port {self.port}", alive=lambda: self.running
+            )
         except Exception as exc:
             self.kill()
             raise type(exc)(f"{exc}; its log ends: {self.log_tail()}") from None
         return self
+
+    def _ready_and_ours(self) -> bool:
+        return self.ready() and self.proc is not None and group_listens_on(self.proc.pid, self.port)
 
     def log_tail(self, lines: int = 5) -> str:
         try:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.defs.jobs_fixtures import free_port_base
+from tests.ports import free_port_base
 
 ROOT = Path(__file__).resolve().parents[1]
 LAST_LINE = re.compile(r"bench_self_test: (\d+)/(\d+) rows detect their breach")

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 import time
 
 import pytest
 
 from bench.own_services import OwnService, start_on_free_port
-from tests.defs.jobs_fixtures import free_port_base
+from tests.ports import free_port_base
 
 
 class _ExitsAtOnce(OwnService):
@@ -56,3 +57,37 @@ class _Listens(OwnService):
     def ready(self) -> bool:
         with socket.create_connection(("127.0.0.1", self.port), timeout=1):
             return True
+
+
+class _LosesTheBind(OwnService):
+    """A server that lost its port to another process: it waits a moment, then exits as one that
+    cannot bind does; meanwhile the other process answers on the port."""
+
+    name = "loses-the-bind"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-c", "import sys,time; time.sleep(2); print('Address already in use'); sys.exit(1)"]
+
+    def ready(self) -> bool:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+            return True
+
+
+def test_a_port_answered_by_another_process_is_not_taken_for_our_server(tmp_path):
+    port = free_port_base(1)
+    other = socket.socket()
+    opened = threading.Event()
+
+    def listen_soon() -> None:  # after the start's own probe found the port free
+        time.sleep(0.3)
+        other.bind(("127.0.0.1", port))
+        other.listen()
+        opened.set()
+
+    threading.Thread(target=listen_soon, daemon=True).start()
+    try:
+        with pytest.raises(RuntimeError, match="exited while starting"):
+            _LosesTheBind(port, workdir=str(tmp_path)).start()
+        assert opened.is_set()  # the other process did answer on the port all along
+    finally:
+        other.close()

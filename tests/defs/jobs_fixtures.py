@@ -92,25 +92,3 @@ def reconcile_job_with(resources: dict, asset=None):
 
     defs = dg.Definitions(assets=[asset or reconcile_window], jobs=[reconcile_job], resources=resources)
     return defs.resolve_job_def(reconcile_job.name)
-
-
-def free_port_base(count: int = 8) -> int:
-    """A base of `count` consecutive loopback ports that are free now."""
-    import random
-    import socket
-
-    for _ in range(50):
-        base = random.randint(30_000, 60_000 - count)
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise RuntimeError("no free port range")

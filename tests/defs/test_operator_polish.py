@@ -17,9 +17,9 @@ from socialrec_pipeline.defs.resources import RabbitMQResource, RecordingSetting
 from socialrec_pipeline.defs.token_flow import tick_outcome, token_flow_sensor
 from socialrec_pipeline.recording.settings import SettingError
 from socialrec_pipeline.sandbox import demo
+from tests.ports import free_port_base
 
 from .conftest import QUALIFYING_ADDRESSES, flow
-from .jobs_fixtures import free_port_base
 
 ROOT = Path(__file__).resolve().parents[2]
 

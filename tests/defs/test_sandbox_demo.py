@@ -28,8 +28,9 @@ from socialrec_pipeline.defs.resources import (
 )
 from socialrec_pipeline.defs.token_flow import token_flow_sensor
 from socialrec_pipeline.sandbox import demo
+from tests.ports import free_port_base
 
-from .jobs_fixtures import free_port_base, reconcile_job_with, reconcile_metadata
+from .jobs_fixtures import reconcile_job_with, reconcile_metadata
 
 
 def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:

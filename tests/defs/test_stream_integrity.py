@@ -23,12 +23,11 @@ from socialrec_pipeline.store.client import open_database
 from socialrec_pipeline.stream.broker import REASON_HEADER
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import TokenFlowDrain, plan_launches
+from tests.ports import free_ports
 
 from .conftest import QUALIFYING_ADDRESSES, flow
 
 A, B, C = QUALIFYING_ADDRESSES
-#: Ports of this test module's own SecantusDB server (the helper's private range).
-OWN_MONGO_PORTS = range(21100, 21110)
 #: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
 #: worker, so two of them never pick the same port at once.
 pytestmark = pytest.mark.xdist_group("stream-integrity-ports")
@@ -182,7 +181,7 @@ def test_every_inbox_write_asks_for_a_journaled_majority_write(mongo_uri, fresh_
 def own_mongo(tmp_path):
     server = start_on_free_port(
         lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)),
-        OWN_MONGO_PORTS,
+        free_ports(),
         "SecantusDB",
     )
     yield server

@@ -24,13 +24,12 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.soltracker import upstream_token
 from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import open_client, open_database
+from tests.ports import free_ports
 
 from . import harness
 from .conftest import make_address
 from .graphs import FixedGenerator
 
-#: Ports of this module's own servers (a private range: other modules use 21100-21110).
-OWN_PORTS = range(21160, 21180)
 #: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
 #: worker, so two of them never pick the same port at once.
 pytestmark = pytest.mark.xdist_group("infra-never-a-status-ports")
@@ -40,7 +39,9 @@ TWEET = "https://x.com/kolguy/status/42"
 @pytest.fixture
 def own_mongo(tmp_path) -> Iterator[OwnSecantus]:
     server = start_on_free_port(
-        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)), OWN_PORTS, "SecantusDB"
+        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)),
+        free_ports(),
+        "SecantusDB",
     )
     yield server
     server.stop()
@@ -48,7 +49,7 @@ def own_mongo(tmp_path) -> Iterator[OwnSecantus]:
 
 @pytest.fixture
 def own_redis(tmp_path) -> Iterator[OwnRedis]:
-    server = start_on_free_port(lambda port: OwnRedis(port, workdir=str(tmp_path)), OWN_PORTS, "Redis")
+    server = start_on_free_port(lambda port: OwnRedis(port, workdir=str(tmp_path)), free_ports(), "Redis")
     yield server
     server.stop()
 

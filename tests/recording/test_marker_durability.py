@@ -19,12 +19,11 @@ from socialrec_pipeline.store import Store
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.inbox import RecordInbox
 from socialrec_pipeline.stream.intake import EndedRun, plan_launches
+from tests.ports import free_ports
 
 from . import harness
 from .conftest import make_address
 
-#: Ports of this module's own server (a private range: other modules use 21100-21110, 21160-21180).
-OWN_PORTS = range(21180, 21190)
 #: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
 #: worker, so two of them never pick the same port at once.
 pytestmark = pytest.mark.xdist_group("marker-durability-ports")
@@ -34,7 +33,9 @@ ROUNDS = 3
 @pytest.fixture
 def own_mongo(tmp_path) -> Iterator[OwnSecantus]:
     server = start_on_free_port(
-        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)), OWN_PORTS, "SecantusDB"
+        lambda port: OwnSecantus(port, storage=str(tmp_path / "mongo"), workdir=str(tmp_path)),
+        free_ports(),
+        "SecantusDB",
     )
     yield server
     server.stop()
@@ -63,7 +64,9 @@ def test_the_marker_and_its_links_survive_a_sigkill_right_after_write_marker_ret
         try:
             inbox.accept([event(address)], now)
             plan_launches(inbox, store.tokens.find_existing_addresses, set(), now)  # launched
-            h.upstream.put(upstream_token(address, website="https://kol.example/", twitter="https://x.com/kol/status/7"))
+            h.upstream.put(
+                upstream_token(address, website="https://kol.example/", twitter="https://x.com/kol/status/7")
+            )
             result = h.recorder.record_token(event(address), owner=f"run-{round_}")
             assert result.outcome is RecordOutcome.RECORDED and result.links_appended == 3
         finally:
@@ -83,8 +86,9 @@ def test_the_marker_and_its_links_survive_a_sigkill_right_after_write_marker_ret
                 lost_links.append(address)
             # The run ended green, "recorded": the entry ends only once the marker is read back.
             green = lambda keys: {k: EndedRun("r", "SUCCESS", "recorded") for k in keys}  # noqa: E731
-            plan = plan_launches(inbox, store.tokens.find_existing_addresses, set(), now + timedelta(seconds=30),
-                                 ended_runs=green)
+            plan = plan_launches(
+                inbox, store.tokens.find_existing_addresses, set(), now + timedelta(seconds=30), ended_runs=green
+            )
             entry = inbox.find(address)
             if entry is not None:
                 relaunched.append((address, entry.state, plan.done))
