@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite against real services: Redis and RabbitMQ from REDIS_URL / RABBITMQ_URL
 # (default: localhost), MongoDB from MONGODB_URI or an in-process SecantusDB when it is unset.
-# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on two
-# pytest-xdist workers (`-n 2 --dist loadgroup`: a module marked `xdist_group` keeps its tests on one
-# worker) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
+# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on four
+# pytest-xdist workers (`-n 4 --dist worksteal`: most tests wait on servers and subprocesses, so four
+# keep two cores busy; tests marked `slow` are collected first; an idle worker takes tests queued for
+# a busy one) unless the arguments choose (`-n 0` runs them in
+# this process, e.g. with --pdb). `--quick` leaves out the tests marked `slow` (real daemons, run
+# workers, own servers, benches): the edit loop; CI runs them all.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -29,10 +32,13 @@ if problems:
     sys.exit(2)
 PY
 
-workers=(-n 2 --dist loadgroup)
+workers=(-n 4 --dist worksteal)
+args=()
 for arg in "$@"; do
   case "$arg" in
+    --quick) args+=(-m "not slow"); continue ;;
     -n|-n[0-9]*|--numprocesses|--numprocesses=*|--dist|--dist=*|-pno:xdist|no:xdist) workers=() ;;
   esac
+  args+=("$arg")
 done
-exec .venv/bin/python -m pytest "${workers[@]}" "$@"
+exec .venv/bin/python -m pytest "${workers[@]}" "${args[@]}"

@@ -55,6 +55,13 @@ def examples(wanted: int, profile: str | None = None) -> int:
         return wanted
     return max(wanted // DEV_EXAMPLE_SHARE, min(wanted, 20))
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `slow` first (a stable sort: each group keeps its order). pytest-xdist hands
+    tests out in collection order, so a long test collected last would run alone at the end while
+    the other workers sit idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RABBITMQ_URL = os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 

@@ -18,6 +18,8 @@ import pytest
 
 from tests.ports import free_port_base
 
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
+
 ROOT = Path(__file__).resolve().parents[1]
 LAST_LINE = re.compile(r"bench_self_test: (\d+)/(\d+) rows detect their breach")
 

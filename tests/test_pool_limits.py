@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.own_services import port_free
+
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -193,6 +193,7 @@ def test_short_link_to_a_paid_target_is_called_from_a_step_of_the_paid_pool(
     assert output_metadata(result, "write_marker")["urls"].value.records[0].data["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_paid_steps_of_two_runs_never_overlap_with_a_pool_of_one(stand_ins, mongo_uri, fresh_db, redis_url, tmp_path):
     # Two run processes (as the run launcher starts them) on one instance whose pools hold one slot.
     (tmp_path / "dagster.yaml").write_text(yaml.safe_dump({"concurrency": {"pools": {"default_limit": 1}}}))

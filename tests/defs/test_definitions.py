@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +49,7 @@ def _workspace_entry() -> dict:
     return workspace["load_from"][0]["python_module"]
 
 
+@pytest.mark.slow
 def test_workspace_validates_like_the_webserver_loads_it(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "MONGODB_URI": "mongodb://127.0.0.1:1"}
     dagster = Path(sys.executable).with_name("dagster")

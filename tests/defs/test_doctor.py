@@ -135,7 +135,8 @@ def test_healthy_stand_ins_every_row_ok(resources):
 def test_a_service_down_fails_its_row(resources, service, check):
     port = unused_port()
     if service == "mongo":
-        resources["mongo"] = MongoResource(uri=f"mongodb://127.0.0.1:{port}/?directConnection=true", database="x")
+        uri = f"mongodb://127.0.0.1:{port}/?directConnection=true&serverSelectionTimeoutMS=500"
+        resources["mongo"] = MongoResource(uri=uri, database="x")
     elif service == "redis":
         resources["redis"] = RedisResource(url=f"redis://127.0.0.1:{port}/0")
     elif service == "rabbitmq":
@@ -303,6 +304,7 @@ def own_broker(tmp_path_factory):
         proc.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_a_queue_not_bound_fails_when_the_management_api_can_see_it(resources, own_broker):
     url, management = own_broker
     rabbit = RabbitMQResource(url=url, env="doctor", exchange="doctor.exchange", management_url=management)
@@ -321,6 +323,7 @@ def test_a_queue_not_bound_fails_when_the_management_api_can_see_it(resources, o
         connection.close()
 
 
+@pytest.mark.slow
 def test_without_a_management_api_the_binding_is_not_verified(resources):
     row = run(resources)["rabbitmq.binding"]
     assert row.status == "ok" and row.finding.startswith("not verified")
@@ -408,6 +411,7 @@ def test_paid_pool_without_a_limit_warns():
     assert rows["dagster.sensor_schedules"].status == "ok"
 
 
+@pytest.mark.slow
 def test_daemon_heartbeat_fresh_then_stopped(tmp_path, monkeypatch):
     """A real `dagster-daemon run` (own DAGSTER_HOME, empty code location): fresh while it runs,
     stale once it is stopped (by its PID)."""

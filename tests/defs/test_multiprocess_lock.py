@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dagster as dg
+import pytest
 
 from socialrec_pipeline.recording.locks import TokenLocks, open_redis
 
 from .jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fixtures, unique_address
 from .multiprocess_job import record_token_multiprocess
+
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
 
 def test_record_token_job_under_the_multiprocess_executor(mongo_uri, fresh_db, redis_url, monkeypatch, tmp_path):

@@ -155,6 +155,7 @@ def test_a_token_failing_in_its_pooled_step_turns_the_window_red(
     assert all(fresh_db["tokens"].find_one({"address": a}) is not None for a in (short, free))
 
 
+@pytest.mark.slow
 def test_a_pooled_step_waits_for_a_slot_of_the_paid_pool(stand_ins, pooled_instance, mongo_uri, fresh_db, redis_url):
     address = unique_address()
     stand_ins.soltracker.put(

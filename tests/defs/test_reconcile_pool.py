@@ -9,10 +9,13 @@ import threading
 import time
 
 import dagster as dg
+import pytest
 
 from socialrec_pipeline.defs.reconcile import RECONCILE_POOL
 
 from .jobs_fixtures import four_url_token, job_resources, reconcile_job_with, unique_address
+
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
 WINDOW = "2026-11-30-03:00"
 

@@ -24,6 +24,8 @@ import yaml
 
 from socialrec_pipeline.defs.paid_pool import PAID_POOL
 
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("crash_worker.py")
 

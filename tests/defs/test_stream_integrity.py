@@ -28,9 +28,6 @@ from tests.ports import free_ports
 from .conftest import QUALIFYING_ADDRESSES, flow
 
 A, B, C = QUALIFYING_ADDRESSES
-#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
-#: worker, so two of them never pick the same port at once.
-pytestmark = pytest.mark.xdist_group("stream-integrity-ports")
 
 
 def tick(instance, resources, cursor=None, sensor=token_flow_sensor) -> dg.SensorResult:
@@ -188,6 +185,7 @@ def own_mongo(tmp_path):
     server.stop()
 
 
+@pytest.mark.slow
 def test_an_acknowledged_entry_survives_the_database_killed_right_after_the_tick(
     instance, broker, stream_resources, own_mongo
 ):

@@ -30,9 +30,7 @@ from . import harness
 from .conftest import make_address
 from .graphs import FixedGenerator
 
-#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
-#: worker, so two of them never pick the same port at once.
-pytestmark = pytest.mark.xdist_group("infra-never-a-status-ports")
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 TWEET = "https://x.com/kolguy/status/42"
 
 

@@ -24,9 +24,7 @@ from tests.ports import free_ports
 from . import harness
 from .conftest import make_address
 
-#: The module takes the first free port of its fixed range: under `pytest -n 2` its tests share one
-#: worker, so two of them never pick the same port at once.
-pytestmark = pytest.mark.xdist_group("marker-durability-ports")
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 ROUNDS = 3
 
 

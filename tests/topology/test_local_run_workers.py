@@ -25,6 +25,8 @@ from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, unique_a
 from .test_production_instance import Topology, wait_for
 from .test_scale_out import RunWorkers
 
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -105,6 +107,9 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
             def runs_of(address: str):
                 return dagster.get_runs(filters=RunsFilter(tags={"socialrec/token_address": address}))
 
+            # The marker is the run's last write; the run's success event follows it.
+            wait_for(lambda: [r for r in runs_of(fast) if r.status == DagsterRunStatus.SUCCESS], 60,
+                     "the first run to end", topology, every=0.5, broker=broker)  # fmt: skip
             (first,) = runs_of(fast)
             assert first.status == DagsterRunStatus.SUCCESS and "dagster-celery/task_id" in first.tags
             broker.publish(flow(slow, 6))

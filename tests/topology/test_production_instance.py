@@ -26,6 +26,8 @@ import yaml
 from ..defs.conftest import Broker, flow
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fixtures, unique_address
 
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 WINDOW = "2026-11-30-02:00"

@@ -23,6 +23,8 @@ from socialrec_pipeline.recording.locks import TokenLocks, open_redis
 
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fixtures, unique_address
 
+pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
