@@ -90,7 +90,7 @@ def reconcile_demo_tokens(now: datetime, hours: int = RECONCILE_DEMO_HOURS) -> l
 
 def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[FixtureServer], object]]]:
     def port(offset: int) -> FixtureServer:
-        return FixtureServer(port=port_base + offset)
+        return FixtureServer(port=port_base + offset, poll_interval_s=0.5)  # long-lived: see FixtureServer
 
     now = datetime.now(UTC)
     soltracker = SolTrackerFixture([*demo_tokens(now), *reconcile_demo_tokens(now)], api_key=SOLTRACKER_KEY)

@@ -106,9 +106,14 @@ class Faults:
 class FixtureServer:
     """`with FixtureServer() as server: server.route("GET", "/x", handler); server.url`."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0, poll_interval_s: float = 0.05
+    ) -> None:
         #: Every answer waits this long first (benchmarks: a provider answering in L ms).
         self.latency_s = max(0.0, float(latency_ms)) / 1000
+        #: How often the serving loop looks at its stop flag: 50 ms lets a test stop it at once; a
+        #: long-lived sandbox takes 0.5 s (eight servers woken 20 times a second cost ~1 % of a core).
+        self.poll_interval_s = poll_interval_s
         self._routes: dict[tuple[str, str], Handler] = {}
         self._prefix_routes: list[tuple[str, str, Handler]] = []
         self.requests: list[Request] = []
@@ -169,9 +174,12 @@ class FixtureServer:
         return f"http://{host}:{port}"
 
     def start(self) -> FixtureServer:
-        # `stop()` waits for the loop to look at its flag: every 50 ms, not the default 500 ms.
+        # `stop()` waits for the loop to look at its flag, every `poll_interval_s`.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fixture-http", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": self.poll_interval_s},
+            name="fixture-http",
+            daemon=True,
         )
         self._thread.start()
         return self

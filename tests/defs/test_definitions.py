@@ -77,3 +77,20 @@ def test_every_definition_resolves_by_name():
     assert sorted(s.name for s in repo.schedule_defs) == sorted(NAMES["schedules"])
     assert sorted(s.name for s in repo.sensor_defs) == sorted(NAMES["sensors"])
     assert repo.get_sensor_def("token_flow_sensor").job_name == "record_token_job"
+
+
+def test_no_automation_condition_or_freshness_policy_while_their_daemons_are_off():
+    """dagster.yaml (and deploy/dagster.yaml) turn the daemon's asset and freshness loops off; an
+    asset or check given a condition or policy would then silently never be evaluated."""
+    from socialrec_pipeline.defs.definitions import defs
+
+    for path in ("dagster.yaml", "deploy/dagster.yaml"):
+        instance = yaml.safe_load((ROOT / path).read_text())
+        assert instance["auto_materialize"] == {"enabled": False, "use_sensors": False}, path
+        assert instance["freshness"] == {"enabled": False}, path
+    specs = defs.resolve_all_asset_specs()
+    assert specs  # the walk below looks at something
+    governed = [s.key for s in specs if s.automation_condition or s.freshness_policy or s.legacy_freshness_policy]
+    graph = defs.resolve_asset_graph()
+    governed += [k for k in graph.asset_check_keys if graph.get_check_spec(k).automation_condition]
+    assert governed == [], f"turn auto_materialize / freshness back on in dagster.yaml for {governed}"
