@@ -210,5 +210,27 @@ def reproducibility_lines(instance_file: Path, home: Path) -> list[str]:
         f"run queue: dequeue every {coordinator.get('dequeue_interval_seconds', 5)} s, "
         f"{threads} launch thread(s), "
         f"max_concurrent_runs {runs.get('max_concurrent_runs', 'unlimited')}",
-        f"machine: {os.cpu_count()} cores",
+        f"machine: {os.cpu_count()} cores, {cpu_model()}; {calibration_ms():.0f} ms of CPU for a fixed "
+        "2,000,000-step Python loop (compare runs on different hosts by this)",
     ]
+
+
+def cpu_model() -> str:
+    """The CPU's model name and clock from /proc/cpuinfo ("unknown CPU" elsewhere)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    return f"{fields.get('model name', 'unknown CPU')} at {fields.get('cpu MHz', '?')} MHz"
+
+
+def calibration_ms(steps: int = 2_000_000) -> float:
+    """CPU time of a fixed pure-Python loop: two runs of a bench on hosts of different speed (the
+    same "2 cores" can differ twofold) are told apart by this, not by the core count."""
+    started = time.process_time()
+    total = 0
+    for i in range(steps):
+        total += i * i
+    return (time.process_time() - started) * 1000
