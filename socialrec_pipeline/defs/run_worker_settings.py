@@ -4,7 +4,9 @@ Celery app so they can be checked without building one."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Mapping
+from typing import Any
 
 #: The variables the worker and the launcher share; a worker without them must not start, or it
 #: would take runs from another deployment's queue or never report a dead run.
@@ -29,3 +31,13 @@ def worker_app_args(environ: Mapping[str, str] = os.environ) -> dict:
             "broker_connection_retry_on_startup": True,
         },
     }
+
+
+def restore_sigterm(**_: Any) -> None:
+    """Give a run worker's pool child back its SIGTERM after a run (connected to Celery's
+    `task_postrun` in run_workers.py). Dagster's run execution, on leaving its interrupt capture,
+    maps SIGTERM to whatever SIGINT does, and Celery's pool children ignore SIGINT: from its first
+    run on, a child ignored SIGTERM, so the autoscaler's "Scaling down" never stopped the idle child
+    (~145 MiB at rest) and a shutdown had to kill it. Celery itself resets a child's SIGTERM to the
+    default when the child starts; this keeps it so."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

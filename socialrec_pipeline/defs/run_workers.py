@@ -17,14 +17,18 @@ where each run's task state is kept: run monitoring reads it to tell a run whose
 
 from __future__ import annotations
 
+from celery.signals import task_postrun
 from dagster_celery.make_app import make_app
 from dagster_celery.tasks import create_execute_job_task, create_resume_job_task
 
 import socialrec_pipeline.defs.definitions as code_location
-from socialrec_pipeline.defs.run_worker_settings import worker_app_args
+from socialrec_pipeline.defs.run_worker_settings import restore_sigterm, worker_app_args
 
 app = make_app(app_args=worker_app_args())
 execute_job = create_execute_job_task(app)
 resume_job = create_resume_job_task(app)
 # Build the repository now, in the parent: prefork children start with it (copy-on-write).
 code_location.defs.get_repository_def()
+
+# After each run, the pool child gets its SIGTERM back (run_worker_settings.restore_sigterm).
+task_postrun.connect(restore_sigterm, weak=False)
