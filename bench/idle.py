@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.own_services import free_port_block  # noqa: E402
+
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -113,26 +115,8 @@ def report(procs: list[Proc], seconds: float) -> tuple[float, float]:
     return 100 * cpu / seconds, rss
 
 
-def free_base(count: int = 30) -> int:
-    for _ in range(200):
-        base = random.randint(31_000, 59_000)
-        socks = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free range of ports")
-
-
 def start_sandbox(workdir: Path) -> tuple[subprocess.Popen, int]:
-    port = free_base()
+    port = free_port_block(30, 31_000, 59_030, tries=200)
     env = {**os.environ, "DAGSTER_HOME": str(workdir / "dagster_home"), "DAGSTER_PORT": str(port)}
     env.update(
         SOCIALREC_SANDBOX_PORT_BASE=str(port + 10), SOCIALREC_LOCAL_MONGO_PORT=str(port + 20),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -39,6 +40,26 @@ def port_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def free_port_block(count: int, low: int, high: int, tries: int = 50) -> int:
+    """A base of `count` consecutive loopback ports in [low, high) that are all free now (probed by
+    binding each, at a random base), for a caller that starts several servers on base, base+1, ..."""
+    for _ in range(tries):
+        base = random.randint(low, high - count)
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError(f"no {count} consecutive free ports in {low}-{high - 1}")
 
 
 def wait_for(check, timeout: float, what: str, alive=None) -> None:

@@ -9,8 +9,8 @@ inside it, and checks the ports are free now."""
 from __future__ import annotations
 
 import os
-import random
-import socket
+
+from bench.own_services import free_port_block
 
 FIRST_PORT = 30_000
 SLICE = 3_000
@@ -31,21 +31,7 @@ def worker_slice(environ: dict[str, str] | None = None) -> range:
 def free_port_base(count: int = 8) -> int:
     """A base of `count` consecutive loopback ports of this worker's slice that are free now."""
     ports = worker_slice()
-    for _ in range(50):
-        base = random.randint(ports.start, ports.stop - count)
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise RuntimeError(f"no {count} consecutive free ports in {ports.start}-{ports.stop - 1}")
+    return free_port_block(count, ports.start, ports.stop)
 
 
 def free_ports(count: int = 10) -> range:
