@@ -4,9 +4,9 @@
 # Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on four
 # pytest-xdist workers (`-n 4 --dist worksteal`: most tests wait on servers and subprocesses, so four
 # keep two cores busy; tests marked `slow` are collected first; an idle worker takes tests queued for
-# a busy one) unless the arguments choose (`-n 0` runs them in
-# this process, e.g. with --pdb). `--quick` leaves out the tests marked `slow` (real daemons, run
-# workers, own servers, benches): the edit loop; CI runs them all.
+# a busy one) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
+# `--quick` leaves out the tests marked `slow` (real daemons, run workers, own servers, benches):
+# the edit loop; CI runs them all.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
