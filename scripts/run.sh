@@ -135,7 +135,7 @@ echo "==> starting the run workers (${SOCIALREC_RUN_WORKER_CONCURRENCY:-2} at on
 start bash "$ROOT/scripts/run_workers.sh" >"$LOCAL/logs/run_workers.log" 2>&1
 
 # The pools' limits set explicitly in the instance, so Deployment → Concurrency shows them.
-bash "$ROOT/scripts/pool_limits.sh" || echo "==> warning: could not set the pool limits (default_limit still applies)"
+"$ROOT/.venv/bin/socialrec" pool-limits || echo "==> warning: could not set the pool limits (default_limit still applies)"
 echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME; daemon log level $LOG_LEVEL)"
 # The webserver and the daemon share one code server (what `dagster dev` starts, without its
 # supervisor and proxy processes: ~220 MiB less at rest). Code changes take a restart of this script

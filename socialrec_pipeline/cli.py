@@ -18,6 +18,14 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_sandbox(sub)
     _add_queue_commands(sub)
     _add_doctor(sub)
+    pools = sub.add_parser(
+        "pool-limits",
+        help="set the op pools' limits in the Dagster instance ($DAGSTER_HOME), so Deployment → Concurrency "
+        "lists them (run by scripts/run.sh before Dagster starts)",
+    )
+    pools.add_argument(
+        "--limit", type=int, default=None, help="the limit of every pool (default: concurrency.pools.default_limit)"
+    )
     return parser
 
 
@@ -164,6 +172,23 @@ def dead_letter_command(action: str, limit: int | None, yes: bool, env, stdout) 
     return 0
 
 
+def pool_limits(limit: int | None, stdout) -> int:
+    """`socialrec pool-limits`: exit 0, or 2 when the instance cannot hold the limits."""
+    from dagster import DagsterInstance
+
+    from socialrec_pipeline.defs.pool_limits import set_pool_limits
+
+    with DagsterInstance.get() as instance:
+        try:
+            limits = set_pool_limits(instance, limit)
+        except ValueError as exc:
+            print(f"socialrec pool-limits: {exc}", file=sys.stderr)
+            return 2
+    shown = " ".join(f"{pool}={value}" for pool, value in limits.items())
+    print(f"==> pool limits: {shown} (Deployment → Concurrency)", file=stdout)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "route":
@@ -210,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return dead_letter_command(args.action, args.limit, args.yes, os.environ, sys.stdout)
     if args.command == "doctor":
         return doctor(args, sys.stdout)
+    if args.command == "pool-limits":
+        return pool_limits(args.limit, sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")
 
 

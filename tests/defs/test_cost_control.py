@@ -210,7 +210,7 @@ def test_paid_steps_of_two_runs_never_overlap_with_a_pool_of_one(stand_ins, mong
         )
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:  # its databases, before two processes race
         assert instance.get_runs() == [] and instance.event_log_storage.get_concurrency_keys() == set()
-        # The pool's limit is set before any run, as run.sh does (scripts/pool_limits.sh).
+        # The pool's limit is set before any run, as run.sh does (`socialrec pool-limits`).
         instance.event_log_storage.set_concurrency_slots(paid_pool.PAID_POOL, 1)
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     args = [stand_ins.server.url, mongo_uri, fresh_db.name, redis_url]
