@@ -193,12 +193,12 @@ def test_short_link_to_a_paid_target_is_called_from_a_step_of_the_paid_pool(
     assert output_metadata(result, "write_marker")["urls"].value.records[0].data["status"] == "ok"
 
 
-@pytest.mark.slow
 def go(worker: subprocess.Popen) -> None:
     worker.stdin.write("go\n")  # type: ignore[union-attr]
     worker.stdin.flush()  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # two run processes
 def test_paid_steps_of_two_runs_never_overlap_with_a_pool_of_one(stand_ins, mongo_uri, fresh_db, redis_url, tmp_path):
     # Two run processes (as the run launcher starts them) on one instance whose pools hold one slot.
     (tmp_path / "dagster.yaml").write_text(yaml.safe_dump({"concurrency": {"pools": {"default_limit": 1}}}))
@@ -223,18 +223,26 @@ def test_paid_steps_of_two_runs_never_overlap_with_a_pool_of_one(stand_ins, mong
     ]
     try:
         assert [w.stdout.readline().strip() for w in workers] == ["READY", "READY"]  # type: ignore[union-attr]
-        # The second run starts once the first holds the pool's slot, so its first claim meets a
-        # held slot and must wait. Two claims at the very same instant are not what this test can
-        # prove: Dagster's claim selects a free slot and then assigns it by id without checking it
-        # is still free, so on SQLite two processes can both take the one slot (seen twice under
-        # `pytest -n 4`: two paid steps overlapped by ~0.6 s). docs/decisions.md, "Known Dagster race".
+        # The second run starts once the first holds the pool's slot, and the first one's paid call
+        # is held in flight (the stand-in's gate) until the second run's step is seen waiting for
+        # the slot: the two runs are in flight together however loaded the machine is. Two claims at
+        # the very same instant are not what this test can prove: Dagster's claim selects a free
+        # slot and then assigns it by id without checking it is still free, so on SQLite two
+        # processes can both take the one slot (seen twice under `pytest -n 4`: two paid steps
+        # overlapped by ~0.6 s). docs/decisions.md, "Known Dagster race".
+        gate = stand_ins.apify.answer_gate = threading.Event()
         go(workers[0])
         with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
-            deadline = time.monotonic() + 120
-            while not instance.event_log_storage.get_concurrency_info(paid_pool.PAID_POOL).active_slot_count:
-                assert time.monotonic() < deadline and workers[0].poll() is None, "the first run never took the slot"
-                time.sleep(0.02)
-        go(workers[1])
+            def pool_until(what: str, seen) -> None:
+                deadline = time.monotonic() + 120
+                while not seen(instance.event_log_storage.get_concurrency_info(paid_pool.PAID_POOL)):
+                    assert time.monotonic() < deadline and all(w.poll() is None for w in workers), what
+                    time.sleep(0.02)
+
+            pool_until("the first run never took the slot", lambda info: info.active_slot_count)
+            go(workers[1])
+            pool_until("the second run's paid step never waited for the slot", lambda info: info.pending_step_count)
+        gate.set()
         run_ids = [w.communicate(timeout=300)[0].strip() for w in workers]
     finally:
         for w in workers:

@@ -6,6 +6,7 @@ offline demo. Builders return fresh dicts; `register_actor` / `register_demo` ad
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -181,18 +182,19 @@ def register_demo(server: FixtureServer, *, token: str = DEMO_TOKEN) -> None:
 class MeteredApify:
     """Both actors, counting every run: the paid provider's meter for tests and `bench/cost.py`.
 
-    The first `ok_calls` runs answer one item for the requested URL (after `ok_delay_s`); every
-    later run answers Apify's spending-cap error (out of credit). `ok_calls=None` never runs out.
+    The first `ok_calls` runs answer one item for the requested URL (after `ok_delay_s`, and once
+    `answer_gate` is set when there is one: a test holds a paid call in flight until it has seen what
+    it waits for); every later run answers Apify's spending-cap error (out of credit).
+    `ok_calls=None` never runs out.
     `calls` holds each run's arrival time (`time.time()`); `first_refusal_at` the moment the first
     out-of-credit answer was about to be sent, so `calls_after_refusal()` are the calls that reached
     the provider after it had said "out of credit".
     """
 
     def __init__(self, ok_calls: int | None = None, *, ok_delay_s: float = 0.0) -> None:
-        import threading
-
         self.ok_calls = ok_calls
         self.ok_delay_s = ok_delay_s
+        self.answer_gate: threading.Event | None = None
         self.calls: list[float] = []
         self.first_refusal_at: float | None = None
         self._lock = threading.Lock()
@@ -224,6 +226,8 @@ class MeteredApify:
                 self.first_refusal_at = time.time()
         if refuse:
             return spending_cap()
+        if self.answer_gate is not None and not self.answer_gate.wait(timeout=120):
+            return Reply.json({"error": {"type": "gate-timeout", "message": "the test never opened the gate"}}, 503)
         if self.ok_delay_s:
             time.sleep(self.ok_delay_s)
         return [item()]
