@@ -9,11 +9,15 @@ is `burst_tokens_per_min: <number>`.
 
     .venv/bin/python bench/burst.py --tokens 200 [--latency-ms 300]
         [--instance local|production]   # repo dagster.yaml on SQLite | deploy/dagster.yaml on Postgres
-        [--celery-run-workers K]        # runs launched as Celery tasks on K worker processes
+        [--direct-postgres]             # production without PgBouncer
+        [--run-workers K] [--worker-concurrency C] | [--process-per-run]
 
 `--instance production` needs scripts/postgres.sh (started if it is not up); a database of the
-bench's own is created and dropped. Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an
-embedded SecantusDB served from here). The machine may be shared: the load average is printed.
+bench's own is created and dropped, and Dagster reaches it through a PgBouncer of the bench's own
+(scripts/pgbouncer.sh, as docker-compose runs it) unless `--direct-postgres` (the A/B: what the
+pooler saves; PostgreSQL's own CPU is not in `cpu_s_per_token`: `pg_cpu_s_per_token` counts it).
+Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an embedded SecantusDB served from here).
+The machine may be shared: the load average is printed.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from daemon_bench import (  # noqa: E402
     stop,
     write_instance,
 )
+from own_services import OwnPgBouncer, start_on_free_port  # noqa: E402
 
 from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
 from socialrec_pipeline.stream.broker import (  # noqa: E402
@@ -58,8 +63,9 @@ from socialrec_pipeline.stream.broker import (  # noqa: E402
 
 
 @contextlib.contextmanager
-def postgres_database():
-    """A database of the bench's own on the helper's PostgreSQL: the DAGSTER_POSTGRES_* values."""
+def postgres_database(pooled: bool):
+    """A database of the bench's own on the helper's PostgreSQL: the DAGSTER_POSTGRES_* values,
+    pointing at a PgBouncer of the bench's own in front of it when `pooled`."""
     import psycopg2
     from psycopg2.extensions import parse_dsn
 
@@ -72,18 +78,49 @@ def postgres_database():
     admin.autocommit = True
     with admin.cursor() as cur:
         cur.execute(f'CREATE DATABASE "{name}"')
+    host, port = parts.get("host", "127.0.0.1"), parts.get("port", "5432")
     try:
-        yield {
-            "DAGSTER_POSTGRES_HOST": parts.get("host", "127.0.0.1"),
-            "DAGSTER_POSTGRES_PORT": parts.get("port", "5432"),
-            "DAGSTER_POSTGRES_USER": parts.get("user", "postgres"),
-            "DAGSTER_POSTGRES_PASSWORD": parts.get("password") or "unused-with-trust-auth",
-            "DAGSTER_POSTGRES_DB": name,
-        }
+        with contextlib.ExitStack() as stack:
+            if pooled:
+                upstream = (host, int(port), parts.get("user", "postgres"))
+                pooler = start_on_free_port(lambda p: OwnPgBouncer(p, *upstream), range(26432, 26532), "pgbouncer")
+                stack.callback(pooler.cleanup)
+                host, port = "127.0.0.1", str(pooler.port)
+            yield {
+                "DAGSTER_POSTGRES_HOST": host,
+                "DAGSTER_POSTGRES_PORT": port,
+                "DAGSTER_POSTGRES_USER": parts.get("user", "postgres"),
+                "DAGSTER_POSTGRES_PASSWORD": parts.get("password") or "unused-with-trust-auth",
+                "DAGSTER_POSTGRES_DB": name,
+            }
     finally:
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU of the helper's PostgreSQL: the postmaster with the backends it has reaped, plus the live
+    ones (a connection per storage call means a backend per call: this is where that cost shows)."""
+    pid_file = ROOT / ".local" / "postgres" / "data" / "postmaster.pid"
+    try:
+        postmaster = int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return -1.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == postmaster:
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        elif int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def main() -> None:
@@ -96,8 +133,12 @@ def main() -> None:
     parser.add_argument(
         "--process-per-run", action="store_true", help="Dagster's default launcher instead of the run workers"
     )
+    parser.add_argument(
+        "--direct-postgres", action="store_true", help="production: Dagster on PostgreSQL directly, without PgBouncer"
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
+    production = args.instance == "production"
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
     queue, exchange = queue_name_for(env_name), f"{EXCHANGE}.{env_name}"
@@ -110,7 +151,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         uri = stack.enter_context(mongo())
         urls = stack.enter_context(stand_ins([warmup, *measured], args.latency_ms))
-        pg_env = stack.enter_context(postgres_database()) if args.instance == "production" else {}
+        pg_env = stack.enter_context(postgres_database(pooled=not args.direct_postgres)) if production else {}
         client = open_client(uri)
         db = open_database(client, db_name)
         connection = open_connection(RABBITMQ_URL)
@@ -145,6 +186,7 @@ def main() -> None:
             time.sleep(3)  # the warm-up run's process exits
             pgids = {p.pid for p in procs}
             cpu_from, load_from, own_from = group_cpu_seconds(pgids), os.getloadavg(), time.process_time()
+            pg_from = postgres_cpu_seconds() if production else 0.0
             published_at = time.time()
             for addr in measured:
                 publish(channel, exchange, addr)
@@ -153,6 +195,7 @@ def main() -> None:
             time.sleep(2)  # the last runs finish writing their events
             cpu = group_cpu_seconds(pgids) - cpu_from
             own_cpu = time.process_time() - own_from
+            pg_cpu = postgres_cpu_seconds() - pg_from if production else 0.0
             load_to = os.getloadavg()
         finally:
             for proc in reversed(procs):
@@ -204,6 +247,8 @@ def main() -> None:
     per_min = len(measured) / elapsed * 60
     launcher = "a process per run" if args.process_per_run else f"run workers {workers}x{args.worker_concurrency}"
     print(f"instance={args.instance} launcher={launcher} tokens={len(measured)} latency_ms={args.latency_ms:g}")
+    if production:
+        print(f"postgres: {'direct' if args.direct_postgres else 'through PgBouncer (session pooling)'}")
     for line in reproducibility:
         print(line)
     before, after = (" ".join(f"{v:.2f}" for v in load) for load in (load_from, load_to))
@@ -221,6 +266,9 @@ def main() -> None:
         f"this process (stand-ins{', embedded MongoDB' if not os.environ.get('MONGODB_URI') else ''}): "
         f"{own_cpu / elapsed:.2f} cores over the burst"
     )
+    if production:
+        print(f"PostgreSQL's backends: {pg_cpu / len(measured):.2f} CPU s per token")
+        print(f"pg_cpu_s_per_token: {pg_cpu / len(measured):.2f}")
     print(f"cpu_s_per_token: {cpu / len(measured):.2f}")
     print(f"burst_tokens_per_min: {per_min:.1f}")
 

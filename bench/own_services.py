@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 _BIN = Path(sys.executable).parent
+_SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 
 
@@ -412,6 +413,48 @@ class OwnRabbit(OwnService):
     @property
     def url(self) -> str:
         return f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"
+
+
+class OwnPgBouncer(OwnService):
+    """PgBouncer in session mode in front of a PostgreSQL (`scripts/pgbouncer.sh serve`: the config
+    docker-compose's `pgbouncer` service runs), on loopback with `trust` logins like
+    scripts/postgres.sh's server. Refuses to start when pgbouncer is not installed."""
+
+    name = "pgbouncer"
+    start_timeout = 20.0
+
+    def __init__(self, port: int, upstream_host: str, upstream_port: int, user: str = "postgres", workdir=None):
+        super().__init__(port, workdir)
+        self.upstream = (upstream_host, upstream_port, user)
+        os.chmod(self.workdir, 0o755)  # run as `postgres` when we are root, it reads its config below
+
+    @staticmethod
+    def available() -> str | None:
+        """None when PgBouncer can be started here, else why not."""
+        if shutil.which("pgbouncer") or Path("/usr/sbin/pgbouncer").exists():
+            return None
+        return "pgbouncer not found (Debian: apt-get install pgbouncer)"
+
+    def env(self) -> dict[str, str]:
+        host, port, user = self.upstream
+        return {
+            **os.environ,
+            "DAGSTER_POSTGRES_HOST": host, "DAGSTER_POSTGRES_PORT": str(port),
+            "DAGSTER_POSTGRES_USER": user, "DAGSTER_POSTGRES_PASSWORD": "",
+            "PGBOUNCER_LISTEN_ADDR": "127.0.0.1", "PGBOUNCER_LISTEN_PORT": str(self.port),
+            "PGBOUNCER_AUTH_TYPE": "trust", "PGBOUNCER_DIR": str(Path(self.workdir) / "config"),
+        }  # fmt: skip
+
+    def command(self) -> list[str]:
+        return ["bash", str(_SCRIPTS / "pgbouncer.sh"), "serve"]
+
+    def ready(self) -> bool:
+        import psycopg2
+
+        host, _port, user = self.upstream
+        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user=user, dbname="postgres", connect_timeout=2)
+        conn.close()
+        return True
 
 
 def start_own_rabbit(port: int, dist_port: int, nodename: str) -> tuple[OwnRabbit | None, str | None]:

@@ -36,7 +36,7 @@ _DIRECT_READ = re.compile(
     r'(?:env_or|EnvVar|environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"|environ\["([A-Z][A-Z0-9_]+)"\]'
 )
 #: `${NAME:-default}` / `${NAME-}` in a shell script; `env: NAME` in a Dagster instance file.
-_SHELL_READ = re.compile(r"\$\{((?:SOCIALREC|DAGSTER|MONGODB|REDIS|RABBITMQ)_[A-Z0-9_]+)(?::?-|\})")
+_SHELL_READ = re.compile(r"\$\{((?:SOCIALREC|DAGSTER|MONGODB|REDIS|RABBITMQ|PGBOUNCER)_[A-Z0-9_]+)(?::?-|\})")
 _INSTANCE_READ = re.compile(r"^\s*env:\s*([A-Z][A-Z0-9_]+)\s*$", re.M)
 CONFIGURATION_DOC = ROOT / "docs" / "configuration.md"
 
@@ -112,7 +112,9 @@ def compose() -> dict:
 
 def test_compose_runs_the_whole_stack_with_the_webserver_on_loopback_only():
     services = compose()["services"]
-    assert set(services) == {"mongo", "redis", "rabbitmq", "postgres", "user-code", "webserver", "daemon"}
+    assert set(services) == {
+        "mongo", "redis", "rabbitmq", "postgres", "pgbouncer", "user-code", "webserver", "daemon"
+    }  # fmt: skip
     assert services["mongo"]["image"].startswith("mongo:7")
     assert services["redis"]["image"].startswith("redis:7")
     assert services["rabbitmq"]["image"] == "rabbitmq:3-management"
@@ -120,6 +122,25 @@ def test_compose_runs_the_whole_stack_with_the_webserver_on_loopback_only():
         for port in service.get("ports", []):
             assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} beyond loopback"
     assert services["webserver"]["ports"] == ["127.0.0.1:3000:3000"]
+
+
+def test_compose_s_dagster_services_reach_postgres_through_pgbouncer_only():
+    """Every Dagster process reaches its storage through the pooler (scripts/pgbouncer.sh), which
+    alone reaches the postgres service: a service left on postgres directly would fork a server
+    backend for each of its storage calls again."""
+    services = compose()["services"]
+    environment = compose()["x-socialrec-env"]
+    assert (environment["DAGSTER_POSTGRES_HOST"], environment["DAGSTER_POSTGRES_PORT"]) == ("pgbouncer", "6432")
+    pooler = services["pgbouncer"]
+    assert pooler["build"]["dockerfile"] == "deploy/pgbouncer.Dockerfile"
+    assert "scripts/pgbouncer.sh" in (ROOT / "deploy/pgbouncer.Dockerfile").read_text()
+    assert (pooler["environment"]["DAGSTER_POSTGRES_HOST"], pooler["environment"]["PGBOUNCER_LISTEN_PORT"]) == (
+        "postgres", environment["DAGSTER_POSTGRES_PORT"]
+    )
+    assert pooler["environment"]["DAGSTER_POSTGRES_USER"] == environment["DAGSTER_POSTGRES_USER"]
+    for name in ("user-code", "webserver", "daemon"):
+        assert services[name]["environment"] == environment
+        assert "pgbouncer" in services[name]["depends_on"] and "postgres" not in services[name]["depends_on"], name
 
 
 def test_compose_passes_every_contract_variable_to_the_code_location():

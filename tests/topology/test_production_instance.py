@@ -1,7 +1,8 @@
 """The production topology of docker-compose.yml, started natively on this machine.
 
 A gRPC code server, the webserver and the daemon, each started with its compose command; the
-instance is deploy/dagster.yaml on a PostgreSQL of the test's own, the workspace is
+instance is deploy/dagster.yaml on a PostgreSQL of the test's own, reached through PgBouncer as
+compose's `pgbouncer` service runs it (scripts/pgbouncer.sh); the workspace is
 deploy/workspace.yaml pointing at the code server. Nothing here copies those files: the test reads
 them and only substitutes what a container network decides (host names, ports, paths) and the
 values of the environment variables compose passes.
@@ -23,8 +24,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.own_services import OwnPgBouncer, start_on_free_port
+
 from ..defs.conftest import Broker, flow
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fixtures, unique_address
+from ..ports import free_ports
 
 pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
@@ -135,9 +139,40 @@ def broker(rabbitmq_url, unique_suffix) -> Iterator[Broker]:
     b.close()
 
 
+@pytest.fixture
+def pgbouncer(postgres_db) -> Iterator[OwnPgBouncer]:
+    """PgBouncer in front of the test's PostgreSQL, started by scripts/pgbouncer.sh as compose does."""
+    why_not = OwnPgBouncer.available()
+    if why_not:
+        pytest.skip(why_not)  # .ci/run installs it: in CI this test always runs
+    pooler = start_on_free_port(
+        lambda port: OwnPgBouncer(port, postgres_db["host"], postgres_db["port"], postgres_db["user"]),
+        free_ports(), "pgbouncer",
+    )  # fmt: skip
+    yield pooler
+    pooler.cleanup()
+
+
+def pooler_stats(pooler: OwnPgBouncer, db: str) -> dict[str, int]:
+    """PgBouncer's totals for one database (its admin console: SHOW STATS)."""
+    import psycopg2
+
+    conn = psycopg2.connect(host="127.0.0.1", port=pooler.port, user="postgres", dbname="pgbouncer", connect_timeout=5)
+    conn.autocommit = True  # the console takes no transactions
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW STATS")
+            names = [c.name for c in cur.description]
+            rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        conn.close()
+    (row,) = [r for r in rows if r["database"] == db]
+    return row
+
+
 @pytest.mark.parametrize("run_workers", ["default", "celery"])
 def test_compose_topology_runs_natively_on_postgres(
-    run_workers, postgres_db, mongo_uri, fresh_db, redis_url, broker, tmp_path, unique_suffix
+    run_workers, postgres_db, pgbouncer, mongo_uri, fresh_db, redis_url, broker, tmp_path, unique_suffix
 ):
     """`default`: deploy/dagster.yaml as it is (a process per run, started by the code server).
     `celery`: its run_launcher replaced by deploy/celery-run-launcher.yaml, runs executed by two
@@ -188,7 +223,7 @@ def test_compose_topology_runs_natively_on_postgres(
         "SOCIALREC_ENABLE_PAID": "false", "SOCIALREC_ENABLE_COMMUNITY": "false",
         "SOCIALREC_ALERT_WEBHOOK_URL": "", "SOCIALREC_UI_BASE_URL": "http://127.0.0.1:3000",
         "SOCIALREC_RECONCILE_START": "2026-11-01-00:00",  # the first partition: WINDOW is after it
-        "DAGSTER_POSTGRES_HOST": postgres_db["host"], "DAGSTER_POSTGRES_PORT": str(postgres_db["port"]),
+        "DAGSTER_POSTGRES_HOST": "127.0.0.1", "DAGSTER_POSTGRES_PORT": str(pgbouncer.port),
         "DAGSTER_POSTGRES_USER": postgres_db["user"], "DAGSTER_POSTGRES_PASSWORD": postgres_db["password"],
         "DAGSTER_POSTGRES_DB": postgres_db["db"],
     })  # fmt: skip
@@ -270,8 +305,14 @@ def test_compose_topology_runs_natively_on_postgres(
             (celery_tasks,) = cur.fetchone()
             cur.execute("SELECT count(*) FROM job_ticks")
             (ticks,) = cur.fetchone()
+            cur.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (postgres_db["db"],))
+            (server_sessions,) = cur.fetchone()
     finally:
         conn.close()
+    # Every Dagster process went through the pooler: its transactions ran on a few server sessions
+    # (each of dagster-postgres's connections would otherwise have been a session of its own).
+    pooled = pooler_stats(pgbouncer, postgres_db["db"])
+    assert pooled["total_xact_count"] > 20 * server_sessions, (pooled, server_sessions)
     record_runs = [r for r in runs if r[0] == "record_token_job"]
     assert len(record_runs) == len(streamed) and {r[1] for r in record_runs} == {"SUCCESS"}, runs
     assert ("reconcile_job", "SUCCESS", run_id) in runs
