@@ -205,6 +205,7 @@ def main() -> None:
             channel.exchange_delete(exchange)
             if workers:
                 channel.queue_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])
+                channel.exchange_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])  # Celery's, of the queue's name
             connection.close()
 
         from dagster import DagsterEventType, DagsterInstance, RunsFilter

@@ -127,6 +127,7 @@ def main() -> None:
                 stop(proc)
             if not args.process_per_run:
                 channel.queue_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])
+                channel.exchange_delete(env["SOCIALREC_CELERY_RUN_QUEUE"])  # Celery's, of the queue's name
             channel.queue_delete(queue)
             channel.queue_delete(dead_letter_queue(queue))
             channel.exchange_delete(exchange)

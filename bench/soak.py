@@ -847,6 +847,7 @@ class Soak:
             for queue in (self.queue, self.queue + ".dlq", self.celery_queue):
                 channel.queue_delete(queue)
             channel.exchange_delete(self.exchange)
+            channel.exchange_delete(self.celery_queue)  # Celery's, of the queue's name
             connection.close()
         if self.stand_ins_started:
             self.stand_ins.stop()

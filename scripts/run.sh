@@ -75,9 +75,15 @@ stop_group() {
   done
   kill -KILL -- "-$1" 2>/dev/null || true
 }
+release_sandbox=0
 cleanup() {
   trap - EXIT INT TERM
   for (( i=${#children[@]}-1; i>=0; i-- )); do stop_group "${children[$i]}"; done
+  # A sandbox's queues and exchanges go with it (each only if unused and empty): a shared broker
+  # keeps no litter of stopped sandboxes. Another deployment's state stays for its next start.
+  if [ "$release_sandbox" = 1 ]; then
+    "$ROOT/.venv/bin/socialrec" sandbox release --env "$SOCIALREC_ENV" --env-file "$ENV_FILE" || true
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -121,6 +127,7 @@ if [ "$SANDBOX" = 1 ]; then
     exit 1
   fi
   set -a; . "$ENV_FILE"; set +a
+  release_sandbox=1
   echo "==> publish sample events (fresh addresses, this sandbox's queue) with:"
   echo "      DAGSTER_HOME=$DAGSTER_HOME .venv/bin/socialrec sandbox publish"
 fi

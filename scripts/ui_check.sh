@@ -75,7 +75,8 @@ if [ "$status" != 0 ]; then
   tail -n 30 "$OUT/logs/run.log" >&2 || true
 fi
 stop_all
-# The sandbox's queue, dead-letter queue and exchange are durable: remove them (they are this run's only).
+# run.sh released the sandbox's queues and exchanges if they were unused and empty; whatever is left
+# (a sample event not consumed yet) goes too: they are this run's only.
 .venv/bin/python - "uicheck-$UI_PORT" <<'PY' || true
 import os, sys
 import pika

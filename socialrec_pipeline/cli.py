@@ -43,17 +43,32 @@ def _add_sandbox(sub: argparse._SubParsersAction) -> None:
         help="publish sample token.flow events (fresh addresses) to the queue of the sandbox started by "
         "scripts/run.sh --sandbox",
     )
-    publish.add_argument(
+    _add_sandbox_target(publish)
+    publish.add_argument("--fixed", action="store_true", help="use the fixed demo addresses instead of fresh ones")
+    release = sandbox_sub.add_parser(
+        "release",
+        help="remove a stopped sandbox's queues and exchanges from RabbitMQ, each only if unused and empty "
+        "(scripts/run.sh --sandbox does it when it stops)",
+    )
+    _add_sandbox_target(release)
+    release.add_argument(
+        "--run-queue", default=os.environ.get("SOCIALREC_CELERY_RUN_QUEUE"),
+        help="the sandbox's Celery run queue (default: SOCIALREC_CELERY_RUN_QUEUE)",
+    )  # fmt: skip
+
+
+def _add_sandbox_target(parser: argparse.ArgumentParser) -> None:
+    """The broker and the sandbox a `publish` or `release` is for."""
+    parser.add_argument(
         "--rabbitmq-url", default=os.environ.get("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
     )
-    publish.add_argument(
+    parser.add_argument(
         "--env-file",
         default=os.path.join(os.environ.get("DAGSTER_HOME") or os.path.join(".local", "dagster_home"), "sandbox.env"),
         help="the sandbox's environment, written by run.sh --sandbox into its DAGSTER_HOME (default: "
         "$DAGSTER_HOME/sandbox.env, else .local/dagster_home/sandbox.env); gives the queue and the SolTracker stand-in",
     )
-    publish.add_argument("--env", help="target queue suffix (SOCIALREC_ENV); default: the env file's, else sandbox")
-    publish.add_argument("--fixed", action="store_true", help="use the fixed demo addresses instead of fresh ones")
+    parser.add_argument("--env", help="target queue suffix (SOCIALREC_ENV); default: the env file's, else sandbox")
 
 
 def _add_queue_commands(sub: argparse._SubParsersAction) -> None:
@@ -202,6 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return demo.serve(sys.stdout, port_base=args.port_base, env_file=args.env_file, env=args.env)
         sandbox_env = demo.read_env_file(args.env_file) if os.path.exists(args.env_file) else {}
         env = args.env or sandbox_env.get("SOCIALREC_ENV") or "sandbox"
+        if args.sandbox_command == "release":
+            exchange = sandbox_env.get("RABBITMQ_EXCHANGE") if env == sandbox_env.get("SOCIALREC_ENV") else None
+            return demo.release(
+                sys.stdout, rabbitmq_url=args.rabbitmq_url, env=env, exchange=exchange, run_queue=args.run_queue
+            )
         soltracker = None if args.fixed else sandbox_env.get("SOL_TRACKER_BASE_URL")
         if not sandbox_env and not args.fixed:
             sys.stderr.write(

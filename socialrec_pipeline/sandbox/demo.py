@@ -251,6 +251,26 @@ def publish(out: TextIO, *, rabbitmq_url: str, env: str = SANDBOX_ENV, exchange:
     return 0
 
 
+def release(out: TextIO, *, rabbitmq_url: str, env: str, exchange: str | None = None,
+            run_queue: str | None = None) -> int:
+    """Remove what one sandbox declared on the broker once it has stopped: its token.flow queue,
+    dead-letter queue and exchange, and its Celery run queue with that queue's exchange — each only
+    if unused and empty (`release_unused`), so a shared broker keeps no litter of stopped sandboxes
+    and no message is dropped. Only a sandbox's names (`SOCIALREC_ENV=sandbox…`)."""
+    from socialrec_pipeline.stream.broker import dead_letter_queue, queue_name_for, release_unused
+
+    if not env.startswith(SANDBOX_ENV):
+        raise SystemExit(f"refusing to release the broker objects of SOCIALREC_ENV={env}: not a sandbox")
+    queue = queue_name_for(env)
+    runs = [run_queue] if run_queue else []
+    queues, exchanges = [queue, dead_letter_queue(queue), *runs], [exchange or sandbox_exchange(env), *runs]
+    deleted = release_unused(rabbitmq_url, queues, exchanges)
+    kept = [name for name in queues + exchanges if name not in deleted]
+    out.write(f"==> sandbox {env}: removed {len(deleted)} broker object(s) from RabbitMQ"
+              + (f"; kept (in use, holding messages, or already gone): {', '.join(kept)}" if kept else "") + "\n")
+    return 0
+
+
 def read_env_file(path: str) -> dict[str, str]:
     """The `export K=V` lines `serve --env-file` wrote."""
     values: dict[str, str] = {}

@@ -81,3 +81,35 @@ def queue_depths(url: str, queue: str) -> dict[str, int | None]:
     finally:
         connection.close()
     return depths
+
+
+def release_unused(url: str, queues: list[str], exchanges: list[str]) -> list[str]:
+    """Delete each of `queues` that has no consumer and no message, then each of `exchanges` that
+    nothing is bound to; returns the names deleted. Anything in use or holding a message is left as
+    it is (never a message dropped), as is a name that does not exist. For broker objects a
+    deployment of its own declared (a sandbox's queues, its Celery run queue and that queue's
+    same-named exchange), never the producer's exchange."""
+    if EXCHANGE in exchanges:
+        raise ValueError(f"{EXCHANGE} is the producer's: never deleted")
+    deleted: list[str] = []
+    connection = open_connection(url)
+    try:
+        for kind, names in (("queue", queues), ("exchange", exchanges)):
+            for name in names:
+                channel = connection.channel()
+                try:
+                    if kind == "queue":
+                        channel.queue_declare(name, passive=True)  # a queue that is not there stays so
+                        channel.queue_delete(name, if_unused=True, if_empty=True)
+                    else:
+                        channel.exchange_declare(name, passive=True)
+                        channel.exchange_delete(name, if_unused=True)
+                except ChannelClosedByBroker as exc:
+                    if exc.reply_code not in (404, 406):  # 404: not there; 406: in use or not empty
+                        raise
+                    continue
+                deleted.append(name)
+                channel.close()
+    finally:
+        connection.close()
+    return deleted

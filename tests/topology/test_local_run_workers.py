@@ -131,6 +131,7 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
         topology.stop()
         workers.stop()
         broker.channel.queue_delete(queue)
+        broker.channel.exchange_delete(queue)  # Celery declares one of the queue's name
         server.stop()
 
     assert failed_after < 30, failed_after  # not STARTED until the hour-long runtime limit

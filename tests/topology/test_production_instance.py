@@ -288,6 +288,7 @@ def test_compose_topology_runs_natively_on_postgres(
         if workers is not None:
             workers.stop()
             broker.channel.queue_delete(celery_queue)
+            broker.channel.exchange_delete(celery_queue)  # Celery declares one of the queue's name
         server.stop()
 
     # Run history, events and the sensor cursor are rows of the test's Postgres database.

@@ -126,7 +126,9 @@ def celery_queue(rabbitmq_url, unique_suffix) -> Iterator[str]:
     yield name
     conn = pika.BlockingConnection(pika.URLParameters(rabbitmq_url))
     try:
-        conn.channel().queue_delete(name)
+        channel = conn.channel()
+        channel.queue_delete(name)
+        channel.exchange_delete(name)  # Celery declares one of the queue's name
     finally:
         conn.close()
 
