@@ -62,23 +62,46 @@ export SOCIALREC_RECONCILE_START
 
 # Every child runs in a process group of its own (setsid), so stopping this script stops
 # everything it started: the webserver, the daemon, the code server and the run workers included.
+# A background job of a script starts with SIGINT ignored, and Dagster's code server answers SIGTERM
+# the way it answers SIGINT (it stayed up until killed, 15 s into every stop): `env
+# --default-signal` gives each child the dispositions it would have had from a terminal.
 children=()
-start() { setsid "$@" & children+=($!); }
-# Stop in the reverse order of start: Dagster (webserver, daemon, code servers) first, and only once
-# it is gone the stand-ins and the database it talks to, so no sensor tick fails on a database that
-# is already down.
-stop_group() {
-  kill -TERM -- "-$1" 2>/dev/null || return 0
-  for _ in $(seq 1 75); do
-    kill -0 -- "-$1" 2>/dev/null || return 0
+start() { setsid env --default-signal=INT,QUIT "$@" & children+=($!); }
+# Stopping: Dagster's processes (code server, daemon, webserver) together, then the rest in the
+# reverse order of start (run workers, stand-ins, database), so no sensor tick fails on a database
+# that is already down. Together, because the daemon's shutdown waits for its sensor thread, which
+# may be in a tick listening on the queue inside the code server (up to SOCIALREC_SENSOR_LISTEN_SECONDS,
+# 20 s), and so does the code server's: both get up to 35 s before SIGKILL, every other group 15 s.
+# (SIGKILL loses nothing: a tick acknowledges its messages only after they are stored.)
+stop_groups() {
+  local patience="$1"; shift
+  local pgid what=()
+  for pgid in "$@"; do
+    what+=("$( (tr '\0' ' ' <"/proc/$pgid/cmdline") 2>/dev/null | cut -c1-80 || true)")
+    kill -TERM -- "-$pgid" 2>/dev/null || true
+  done
+  for _ in $(seq 1 $((patience * 5))); do
+    local alive=0
+    for pgid in "$@"; do kill -0 -- "-$pgid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && return 0
     sleep 0.2
   done
-  kill -KILL -- "-$1" 2>/dev/null || true
+  local i=0
+  for pgid in "$@"; do
+    if kill -0 -- "-$pgid" 2>/dev/null; then
+      echo "==> still running $patience s after SIGTERM, killed: ${what[$i]:-process group $pgid}" >&2
+      kill -KILL -- "-$pgid" 2>/dev/null || true
+    fi
+    i=$((i + 1))
+  done
 }
 release_sandbox=0
+dagster_from=1000  # the index in `children` of the first Dagster process, once it is started
 cleanup() {
   trap - EXIT INT TERM
-  for (( i=${#children[@]}-1; i>=0; i-- )); do stop_group "${children[$i]}"; done
+  local first=$(( dagster_from < ${#children[@]} ? dagster_from : ${#children[@]} ))
+  if [ "${#children[@]}" -gt "$first" ]; then stop_groups 35 "${children[@]:$first}"; fi
+  for (( i=first-1; i>=0; i-- )); do stop_groups 15 "${children[$i]}"; done
   # A sandbox's queues and exchanges go with it (each only if unused and empty): a shared broker
   # keeps no litter of stopped sandboxes. Another deployment's state stays for its next start.
   if [ "$release_sandbox" = 1 ]; then
@@ -150,6 +173,7 @@ echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DA
 cd "$DAGSTER_HOME"
 socket="${TMPDIR:-/tmp}/socialrec-code-$(printf %s "$(pwd)" | sha1sum | cut -c1-12).sock"
 rm -f "$socket"
+dagster_from=${#children[@]}
 start "$ROOT/.venv/bin/dagster" api grpc -m socialrec_pipeline.defs.definitions --location-name socialrec_pipeline \
   --socket "$socket" --log-level "$LOG_LEVEL"
 for _ in $(seq 1 300); do [ -S "$socket" ] && break; sleep 0.2; done
