@@ -12,7 +12,7 @@ is `burst_tokens_per_min: <number>`.
         [--direct-postgres]             # production without PgBouncer
         [--run-workers K] [--worker-concurrency C] | [--process-per-run]
 
-`--instance production` needs scripts/postgres.sh (started if it is not up); a database of the
+`--instance production` needs scripts/postgres.sh (started if it is not up, and stopped again then); a database of the
 bench's own is created and dropped, and Dagster reaches it through a PgBouncer of the bench's own
 (scripts/pgbouncer.sh, as docker-compose runs it) unless `--direct-postgres` (the A/B: what the
 pooler saves; PostgreSQL's own CPU is not in `cpu_s_per_token`: `pg_cpu_s_per_token` counts it).
@@ -69,7 +69,9 @@ def postgres_database(pooled: bool):
     import psycopg2
     from psycopg2.extensions import parse_dsn
 
-    subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], check=True, timeout=120)
+    script = ["bash", str(ROOT / "scripts" / "postgres.sh")]
+    was_running = subprocess.run([*script, "status"], capture_output=True, timeout=60).returncode == 0
+    subprocess.run([*script, "start"], check=True, timeout=120)
     url = subprocess.run(
         ["bash", str(ROOT / "scripts" / "postgres.sh"), "url"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -97,6 +99,8 @@ def postgres_database(pooled: bool):
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+        if not was_running:  # the bench started it: nothing of it outlives the bench
+            subprocess.run([*script, "stop"], check=False, timeout=120)
 
 
 def postgres_cpu_seconds() -> float:
