@@ -451,7 +451,7 @@ class OwnPgBouncer(OwnService):
     def ready(self) -> bool:
         import psycopg2
 
-        host, _port, user = self.upstream
+        user = self.upstream[2]
         conn = psycopg2.connect(host="127.0.0.1", port=self.port, user=user, dbname="postgres", connect_timeout=2)
         conn.close()
         return True

@@ -96,10 +96,10 @@ stop_groups() {
   done
 }
 release_sandbox=0
-dagster_from=1000  # the index in `children` of the first Dagster process, once it is started
 cleanup() {
   trap - EXIT INT TERM
-  local first=$(( dagster_from < ${#children[@]} ? dagster_from : ${#children[@]} ))
+  # dagster_from: the index in `children` of the first Dagster process, set when it starts.
+  local first="${dagster_from:-${#children[@]}}"
   if [ "${#children[@]}" -gt "$first" ]; then stop_groups 35 "${children[@]:$first}"; fi
   for (( i=first-1; i>=0; i-- )); do stop_groups 15 "${children[$i]}"; done
   # A sandbox's queues and exchanges go with it (each only if unused and empty): a shared broker
