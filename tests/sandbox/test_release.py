@@ -15,6 +15,7 @@ from pika.exceptions import ChannelClosedByBroker
 from socialrec_pipeline.sandbox.demo import release, sandbox_exchange
 from socialrec_pipeline.stream.broker import (
     EXCHANGE,
+    EXCHANGE_TYPE,
     ROUTING_KEY,
     dead_letter_queue,
     declare_topology,
@@ -43,6 +44,18 @@ def _exists(url: str, kind: str, name: str) -> bool:
         connection.close()
 
 
+@pytest.fixture
+def producers_exchange(rabbitmq_url) -> str:
+    """The producer's exchange as the producer declares it: on a fresh broker nothing else has yet,
+    and "never touched" means nothing unless it is there to be touched."""
+    connection = open_connection(rabbitmq_url)
+    try:
+        connection.channel().exchange_declare(EXCHANGE, exchange_type=EXCHANGE_TYPE, durable=True)
+    finally:
+        connection.close()
+    return EXCHANGE
+
+
 def _sandbox_on_the_broker(url: str, env: str, run_queue: str) -> pika.BlockingConnection:
     """What a sandbox declares: its token.flow queue pair on its own exchange, and a Celery run queue
     with the same-named direct exchange Celery creates for it."""
@@ -54,7 +67,7 @@ def _sandbox_on_the_broker(url: str, env: str, run_queue: str) -> pika.BlockingC
     return connection
 
 
-def test_release_removes_every_object_of_a_stopped_sandbox(rabbitmq_url, unique_suffix):
+def test_release_removes_every_object_of_a_stopped_sandbox(rabbitmq_url, unique_suffix, producers_exchange):
     env, run_queue = f"sandbox-t{unique_suffix}", f"socialrec-runs-sandbox-t{unique_suffix}"
     _sandbox_on_the_broker(rabbitmq_url, env, run_queue).close()
     out = io.StringIO()
@@ -64,7 +77,7 @@ def test_release_removes_every_object_of_a_stopped_sandbox(rabbitmq_url, unique_
                        ("exchange", sandbox_exchange(env)), ("exchange", run_queue)]:  # fmt: skip
         assert not _exists(rabbitmq_url, kind, name), (kind, name)
     assert "removed 5 broker object(s)" in out.getvalue()
-    assert _exists(rabbitmq_url, "exchange", EXCHANGE)  # the producer's is never touched
+    assert _exists(rabbitmq_url, "exchange", producers_exchange)  # the producer's is never touched
 
 
 def test_a_queue_holding_a_message_or_a_consumer_is_kept_with_its_exchange(rabbitmq_url, unique_suffix):
@@ -88,12 +101,12 @@ def test_a_queue_holding_a_message_or_a_consumer_is_kept_with_its_exchange(rabbi
         connection.close()
 
 
-def test_only_a_sandbox_is_released_and_never_the_producers_exchange(rabbitmq_url):
+def test_only_a_sandbox_is_released_and_never_the_producers_exchange(rabbitmq_url, producers_exchange):
     with pytest.raises(SystemExit, match="not a sandbox"):
         release(io.StringIO(), rabbitmq_url=rabbitmq_url, env="prod")
     with pytest.raises(ValueError, match="producer"):
-        release_unused(rabbitmq_url, [], [EXCHANGE])
-    assert _exists(rabbitmq_url, "exchange", EXCHANGE)
+        release_unused(rabbitmq_url, [], [producers_exchange])
+    assert _exists(rabbitmq_url, "exchange", producers_exchange)
 
 
 def test_the_cli_releases_the_sandbox_of_its_env_file_and_run_sh_calls_it(rabbitmq_url, unique_suffix, tmp_path):
