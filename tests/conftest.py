@@ -56,10 +56,34 @@ def examples(wanted: int, profile: str | None = None) -> int:
     return max(wanted // DEV_EXAMPLE_SHARE, min(wanted, 20))
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked `slow` first (a stable sort: each group keeps its order). pytest-xdist hands
-    tests out in collection order, so a long test collected last would run alone at the end while
-    the other workers sit idle."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Tests marked `slow` first, spread over the workers (see `worker_order`)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = worker_order(items, workers, lambda item: item.get_closest_marker("slow") is not None)
+
+
+def worker_order(items: list, workers: int, is_slow) -> list:
+    """The collection reordered so that each worker's first share begins with its part of the slow
+    tests (dealt round-robin, in collection order), the fast ones after them.
+
+    pytest-xdist's worksteal scheduler gives worker i the i-th contiguous share of the collection
+    (share sizes as computed here) and idle workers steal from the end of the longest queue. With
+    every slow test at the front, one worker held them all, the others stole them one by one from
+    its queue, and the longest ones ran last, alone (suite 2:52 with two workers idle for 55 s).
+    Every worker computes the same order, as xdist requires; with one worker: slow first, stably."""
+    slow = [item for item in items if is_slow(item)]
+    fast = [item for item in items if not is_slow(item)]
+    if workers <= 1:
+        return slow + fast
+    ordered: list = []
+    remaining = len(items)
+    for share in range(workers):
+        size = remaining // (workers - share)
+        remaining -= size
+        mine = slow[share::workers]
+        take = max(0, size - len(mine))
+        ordered += mine + fast[:take]
+        del fast[:take]
+    return ordered + fast
 
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
