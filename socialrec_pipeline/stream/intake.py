@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 import pika
@@ -133,22 +134,25 @@ class TokenFlowDrain:
     def _consume(self, connection, channel, counts: DrainCounts) -> None:
         limits, threshold = self._limits, self._threshold
         depth_at_start = self._ready_count(channel)
-        if not depth_at_start and not limits.first_message_wait_s:
-            return  # an empty queue is not waited on: what is published now is the next tick's
+        deliveries: Iterator[tuple[Any, Any, Any]] = iter(())
+        if not depth_at_start:
+            if not limits.first_message_wait_s:
+                return  # an empty queue is not waited on: what is published now is the next tick's
+            first = self._listen(channel)
+            if first is None:
+                return
+            deliveries, depth_at_start = iter((first,)), 1  # the one that ended the wait
         channel.basic_qos(prefetch_count=limits.prefetch)
-        listen_until = time.monotonic() + limits.first_message_wait_s
-        deadline = listen_until + limits.max_seconds
+        deadline = time.monotonic() + limits.max_seconds
         qualifying: list[tuple[bytes, TokenFlowEvent]] = []
         invalid: list[tuple[bytes, str]] = []
         last_tag: int | None = None
         consumed = unacked = below = idle_checks = 0
         self._dlq_channel: Any = None  # a pika channel once opened (pika ships no type information)
-        for method, _props, body in channel.consume(
-            self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s
+        for method, _props, body in chain(
+            deliveries, channel.consume(self._queue, auto_ack=False, inactivity_timeout=limits.idle_timeout_s)
         ):
             if method is None:
-                if not consumed and time.monotonic() < listen_until:
-                    continue  # listening on an empty queue: the first event is taken as it arrives
                 idle_checks += 1
                 done = self._drained(channel, consumed, depth_at_start, idle_checks)
             else:
@@ -176,6 +180,18 @@ class TokenFlowDrain:
                 break
         counts.consumed, counts.below_threshold = consumed, below
         channel.cancel()  # requeues prefetched messages this tick did not look at
+
+    def _listen(self, channel) -> tuple[Any, Any, Any] | None:
+        """The first message to arrive within `first_message_wait_s`, or None: one wait in the broker
+        (no wake-up every `idle_timeout_s` while the queue stays empty). With a prefetch of one,
+        nothing else is delivered meanwhile, so ending this consumer leaves no message pending; the
+        one taken stays unacknowledged on the channel until the drain settles it with the rest."""
+        channel.basic_qos(prefetch_count=1)
+        first = next(
+            channel.consume(self._queue, auto_ack=False, inactivity_timeout=self._limits.first_message_wait_s)
+        )
+        channel.cancel()
+        return first if first[0] is not None else None
 
     def _ready_count(self, channel) -> int:
         return channel.queue_declare(self._queue, passive=True).method.message_count

@@ -43,14 +43,18 @@ def test_an_empty_queue_ends_the_drain_at_once(broker, fresh_db):
     assert counts.consumed == 0
 
 
-def _publish_later(broker_url: str, exchange: str, body: dict, delay_s: float) -> threading.Thread:
-    """Publish `body` after `delay_s` on a connection of its own (the drain holds the test's)."""
+def _publish_later(broker_url: str, exchange: str, body: dict | list[bytes], delay_s: float) -> threading.Thread:
+    """Publish `body` (or each of a list of raw bodies) after `delay_s` on a connection of its own
+    (the drain holds the test's)."""
+    bodies = body if isinstance(body, list) else [json.dumps(body).encode()]
 
     def publish() -> None:
         time.sleep(delay_s)
         conn = pika.BlockingConnection(pika.URLParameters(broker_url))
         try:
-            conn.channel().basic_publish(exchange, ROUTING_KEY, json.dumps(body).encode())
+            channel = conn.channel()
+            for raw in bodies:
+                channel.basic_publish(exchange, ROUTING_KEY, raw)
         finally:
             conn.close()
 
@@ -72,6 +76,29 @@ def test_a_listening_tick_takes_an_event_published_while_it_waits_and_then_ends(
     assert (counts.consumed, counts.queued) == (1, 1)
     assert fresh_db["record_inbox"].count_documents({"token_address": QUALIFYING_ADDRESSES[0]}) == 1
     assert 1.0 <= took < 5.0, took
+
+
+def test_a_burst_arriving_while_a_tick_listens_is_drained_in_that_tick_and_all_acknowledged(broker, fresh_db):
+    """The listening wait takes one message (prefetch 1) before the drain consumes the rest: the one
+    it took is settled with them, and nothing is left delivered but unacknowledged (closing the
+    connection would requeue it), redelivered or dead-lettered for nothing."""
+    inbox = RecordInbox(fresh_db)
+    inbox.ensure_indexes()
+    bodies = [json.dumps(flow(QUALIFYING_ADDRESSES[0], 6)).encode()]  # the one the wait takes
+    bodies += [json.dumps(flow(QUALIFYING_ADDRESSES[1], 1)).encode() for _ in range(1500)]
+    bodies += [b"not json", json.dumps(flow(QUALIFYING_ADDRESSES[2], 7)).encode()]
+    publisher = _publish_later(broker.url, broker.exchange, bodies, 0.5)
+    limits = TickLimits(first_message_wait_s=10, prefetch=200, ack_every=100)
+    counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange).run()
+    publisher.join()
+    if counts.consumed < len(bodies):  # the publisher was slower than the drain: the next tick's
+        counts2 = TokenFlowDrain(broker.url, broker.queue, inbox, 5, limits=limits, exchange=broker.exchange).run()
+        counts.consumed += counts2.consumed
+    assert counts.consumed == len(bodies)  # each exactly once: a requeued message would count twice
+    assert broker.depth(broker.queue) == 0
+    assert broker.depth(broker.dlq) == 1
+    stored = {d["token_address"] for d in fresh_db["record_inbox"].find({}, {"token_address": 1})}
+    assert stored == {QUALIFYING_ADDRESSES[0], QUALIFYING_ADDRESSES[2]}
 
 
 def test_a_listening_tick_on_a_queue_that_stays_empty_ends_after_its_wait(broker, fresh_db):
