@@ -268,7 +268,9 @@ def health_due(last_materialized: float | None, last_ready_evaluated: float | No
 @dg.sensor(
     name="recording_health_sensor",
     job=recording_health_job,
-    minimum_interval_seconds=30,
+    # Its conditions change at start and after deployment_ready's hourly run: a tick a minute is
+    # soon enough, and each tick costs the idle daemon and code server ~0.1 s of CPU.
+    minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Materializes recording_health when it was never materialized (so a new deployment has its "
     "verdict in its first minute) and when deployment_ready was evaluated after the last materialization; "
