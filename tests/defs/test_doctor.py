@@ -418,32 +418,38 @@ def test_daemon_heartbeat_fresh_then_stopped(tmp_path, monkeypatch):
     (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     (tmp_path / "empty_defs.py").write_text("import dagster as dg\ndefs = dg.Definitions()\n")
     daemon_bin = Path(sys.executable).with_name("dagster-daemon")
-    proc = subprocess.Popen(
-        [str(daemon_bin), "run", "-f", "empty_defs.py", "--log-level", "warning"],
-        cwd=tmp_path, env={**os.environ, "DAGSTER_HOME": str(tmp_path)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    try:
-        with dg.DagsterInstance.get() as instance:
+    # The instance (and its SQLite storage) exists before the daemon starts: two processes creating
+    # the same fresh storage at once can leave the daemon dead before its first beat.
+    with dg.DagsterInstance.get() as instance:
+        instance.get_daemon_heartbeats()  # creates the run storage's tables now
+        instance.all_instigator_state()  # and the schedule storage's
+        log = tmp_path / "daemon.log"
+        with open(log, "w") as out:  # the child keeps its own descriptor
+            proc = subprocess.Popen(
+                [str(daemon_bin), "run", "-f", "empty_defs.py", "--log-level", "warning"],
+                cwd=tmp_path, env={**os.environ, "DAGSTER_HOME": str(tmp_path)},
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        try:
             ctx = doctor.DoctorContext(resources={}, instance=lambda: instance)
             deadline = time.monotonic() + 120
             row = doctor.check_dagster_daemon(ctx)
-            while row.status != "ok" and time.monotonic() < deadline:
+            while row.status != "ok" and time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.5)  # the first beat comes a few seconds after the start: look often
                 row = doctor.check_dagster_daemon(ctx)
-            assert row.status == "ok", row
+            assert row.status == "ok", (row, proc.poll(), log.read_text()[-3000:])
             proc.terminate()
             proc.wait(timeout=60)
             time.sleep(2)
             stopped = doctor.check_dagster_daemon(doctor.DoctorContext(
                 resources={}, instance=lambda: instance, heartbeat_fresh_s=1.0
             ))
-        assert stopped.status == "fail" and "last beat" in stopped.finding
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 15)
-            proc.wait(timeout=30)
+            assert stopped.status == "fail" and "last beat" in stopped.finding
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, 15)
+                proc.wait(timeout=30)
 
 
 # -- a check that hangs or crashes -----------------------------------------------------------------------
