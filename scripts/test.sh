@@ -3,7 +3,7 @@
 # (default: localhost), MongoDB from MONGODB_URI or an in-process SecantusDB when it is unset.
 # Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on four
 # pytest-xdist workers (`-n 4 --dist worksteal`: most tests wait on servers and subprocesses, so four
-# keep two cores busy; tests marked `slow` are collected first; an idle worker takes tests queued for
+# keep two cores busy; tests marked `slow` start each worker's share (tests/conftest.py); an idle worker takes tests queued for
 # a busy one) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
 # `--quick` leaves out the tests marked `slow` (real daemons, run workers, own servers, benches):
 # the edit loop; CI runs them all.
