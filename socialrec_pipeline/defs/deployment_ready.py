@@ -1,6 +1,6 @@
 """`deployment_ready`: the doctor's checks as an asset check on `recording_health`, in the UI.
 
-It runs at start and every hour: `deployment_ready_sensor` (running by default, a tick a minute)
+It runs at start and every hour: `deployment_ready_sensor` (running by default, a tick every 5 minutes)
 requests a run of `deployment_ready_job` when the check was never evaluated in this instance or not
 for an hour, so the first tick after the daemon starts runs it on a new instance and an hour after
 the last evaluation it runs again. The check's description is the
