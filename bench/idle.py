@@ -10,7 +10,8 @@ forks) summed over the processes, with a line per process. Stops run.sh and wait
     .venv/bin/python bench/idle.py [--seconds 120] [--settle 60] [--max-cpu-pct 5] [--max-rss-mib 600]
     .venv/bin/python bench/idle.py --self-test [--seconds 5]
 
-Last lines: `idle_cpu_pct_one_core: N`, `idle_rss_mib: N`; exit 1 when a figure is above its goal.
+Last lines: `idle_cpu_pct_one_core: N`, `idle_rss_mib: N`; exit 1 when a figure is above its goal. It
+also prints the runs created during the window (a scheduled one is part of what it measured).
 `--self-test` measures, instead of run.sh, a process tree that breaches each row on purpose (a
 grandchild burning a fifth of a core; one holding 700 MiB) and fails unless each row reports its
 breach; last line `bench_self_test: N/N rows detect their breach`.
@@ -19,6 +20,7 @@ breach; last line `bench_self_test: N/N rows detect their breach`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -157,6 +159,26 @@ def stop(proc: subprocess.Popen, timeout: float = 120) -> None:
             proc.wait(timeout=30)
 
 
+RUNS_SINCE = "query($t: Float) { runsOrError(filter: {createdAfter: $t}) { ... on Runs { results { jobName } } } }"
+
+
+def runs_since(port: int, since: float) -> str:
+    """The runs created in the window (a scheduled run that falls in it is part of what it measured:
+    a `recording_health` run every 15 minutes), from the webserver's GraphQL."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": RUNS_SINCE, "variables": {"t": since}}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            results = json.loads(reply.read())["data"]["runsOrError"]["results"]
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        return f"runs created in the window: unknown ({type(exc).__name__})"
+    jobs = sorted(r["jobName"] for r in results)
+    return f"runs created in the window: {len(jobs)}" + (f" ({', '.join(jobs)})" if jobs else "")
+
+
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -169,8 +191,10 @@ def measure_sandbox(opts) -> int:
             print(f"# UI up on {port}; settling {opts.settle:.0f} s; load {load()}", flush=True)
             time.sleep(opts.settle)
             print(f"# sampling {opts.seconds:.0f} s; load before {load()}", flush=True)
+            window_start = time.time()
             procs = sample(proc.pid, opts.seconds)
             print(f"# load after {load()}")
+            print(f"# {runs_since(port, window_start)}")
         finally:
             stop(proc)
     cpu_pct, rss = report(procs, opts.seconds)
