@@ -1,13 +1,14 @@
 """One sensor tick without Dagster: drain the queue into the inbox, then plan which runs to launch.
 
 Drain: a prefetching consumer (a `basic_get` loop is ~10x slower here), bounded by message count and
-wall time, never waiting on an empty queue: it is not consumed at all when nothing is ready at the
-start, and the drain ends without an idle wait once every message ready at the start has been handled
-and nothing more is ready. A valid message below the threshold is recognised without building the
-event (`classify`); every other one is validated in full. Messages are handled in chunks; per chunk the qualifying
-tokens are written to the inbox, invalid ones are republished to the DLQ with their reason, and only
-then is the whole chunk acknowledged with one `multiple=True` ack. A crash anywhere before that ack
-leaves the chunk unacknowledged, so RabbitMQ redelivers it; the inbox write is idempotent.
+wall time. A queue empty at the start is not consumed at all, unless the tick listens
+(`first_message_wait_s`): then one wait takes the first message to arrive. The drain ends without an
+idle wait once every message ready at the start has been handled and nothing more is ready. A valid
+message below the threshold is recognised without building the event (`classify`); every other one
+is validated in full. Messages are handled in chunks; per chunk the qualifying tokens are written to
+the inbox, invalid ones are republished to the DLQ with their reason, and only then is the whole
+chunk acknowledged with one `multiple=True` ack. A crash anywhere before that ack leaves the chunk
+unacknowledged, so RabbitMQ redelivers it; the inbox write is idempotent.
 """
 
 from __future__ import annotations
