@@ -43,10 +43,8 @@ def test_an_empty_queue_ends_the_drain_at_once(broker, fresh_db):
     assert counts.consumed == 0
 
 
-def _publish_later(broker_url: str, exchange: str, body: dict | list[bytes], delay_s: float) -> threading.Thread:
-    """Publish `body` (or each of a list of raw bodies) after `delay_s` on a connection of its own
-    (the drain holds the test's)."""
-    bodies = body if isinstance(body, list) else [json.dumps(body).encode()]
+def _publish_later(broker_url: str, exchange: str, bodies: list[bytes], delay_s: float) -> threading.Thread:
+    """Publish `bodies` after `delay_s` on a connection of its own (the drain holds the test's)."""
 
     def publish() -> None:
         time.sleep(delay_s)
@@ -67,7 +65,8 @@ def test_a_listening_tick_takes_an_event_published_while_it_waits_and_then_ends(
     inbox = RecordInbox(fresh_db)
     inbox.ensure_indexes()
     limits = TickLimits(first_message_wait_s=10)
-    publisher = _publish_later(broker.url, broker.exchange, flow(QUALIFYING_ADDRESSES[0], 6), 1.0)
+    event = json.dumps(flow(QUALIFYING_ADDRESSES[0], 6)).encode()
+    publisher = _publish_later(broker.url, broker.exchange, [event], 1.0)
     started = time.monotonic()
     counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange).run()
     took = time.monotonic() - started
