@@ -52,6 +52,14 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _retry_story(dagster, run_id: str, topology) -> str:
+    """What the failed run's tags and engine events, and the daemon's non-sensor lines, say about its retry."""
+    run = dagster.get_run_by_id(run_id)
+    events = "\n".join(f"  {e.dagster_event_type}: {e.message[:300]}" for e in dagster.all_logs(run_id))
+    daemon = [line for line in (topology.home / "daemon.log").read_text().splitlines() if "SensorDaemon" not in line]
+    return f"failed run tags: {run.tags}\nits events:\n{events}\ndaemon, sensors left out:\n" + "\n".join(daemon[-60:])
+
+
 @pytest.fixture
 def broker(rabbitmq_url, unique_suffix):
     b = Broker(rabbitmq_url, f"test{unique_suffix}")
@@ -124,8 +132,11 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
             )  # fmt: skip
             failed_after = time.time() - killed_at
             # run_retries launches the run again; the new pool child takes it.
-            retried = wait_for(lambda: len(runs_of(slow)) >= 2 and runs_of(slow), 60, "the retry run", topology,
-                               every=0.5, broker=broker)  # fmt: skip
+            try:
+                retried = wait_for(lambda: len(runs_of(slow)) >= 2 and runs_of(slow), 60, "the retry run",
+                                   topology, every=0.5, broker=broker)  # fmt: skip
+            except AssertionError as timed_out:
+                raise AssertionError(f"{timed_out}\n{_retry_story(dagster, failed[0].run_id, topology)}") from None
             why = " ".join(e.message for e in dagster.all_logs(failed[0].run_id))
     finally:
         topology.stop()
