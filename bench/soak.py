@@ -19,7 +19,8 @@ their upstream `lastTransferAt` in the last closed hour (reconcile sees them too
 current hour (only the stream records them). Meanwhile it injects, at seeded random moments it
 prints first: SIGKILL of a run worker mid-step, a daemon restart, a Redis restart, a MongoDB
 SIGKILL right after a tick wrote the inbox and right after a marker appeared, a broker node
-restart, a SolTracker outage and a platform 5xx/429 burst. Then every remaining duplicate time is
+restart, a SolTracker outage and a platform 5xx/429 burst (`--fault-rounds N`: the stream is cut
+into N windows and every fault is injected once in each). Then every remaining duplicate time is
 published and the bench waits (`--settle-minutes`) for the relaunch schedule to finish.
 
 Checks, each printed as a figure (a breach makes the exit status 1):
@@ -39,6 +40,7 @@ duplicated link, a wrong copy, a lock key, a claimed slot, ...) and shows that e
 its last line is `bench_self_test: N/N rows detect their breach`.
 
     .venv/bin/python bench/soak.py --minutes 5 [--rate 20] [--seed 19] [--run-workers K | --process-per-run]
+    .venv/bin/python bench/soak.py --minutes 60 --rate 10 --fault-rounds 6   # every fault six times
     .venv/bin/python bench/soak.py --self-test
 """
 
@@ -562,8 +564,13 @@ class Soak:
                 planned.published.append(at)
 
     # -- faults -----------------------------------------------------------------------------------
-    def schedule(self, seconds: float) -> list[tuple[float, str]]:
-        return sorted((self.rng.uniform(0.1, 0.8) * seconds, name) for name in FAULTS)
+    def schedule(self, seconds: float, rounds: int = 1) -> list[tuple[float, str]]:
+        """Every fault once per round: the stream is cut into `rounds` equal windows and each fault
+        lands at a random moment between 10 % and 80 % of each window (a long soak repeats them)."""
+        window = seconds / rounds
+        return sorted(
+            (r * window + self.rng.uniform(0.1, 0.8) * window, name) for r in range(rounds) for name in FAULTS
+        )
 
     def run_faults(self, plan: list[tuple[float, str]], started: float) -> None:
         for at, name in plan:
@@ -729,7 +736,7 @@ class Soak:
     def run(self) -> int:
         args = self.args
         stream_seconds = args.minutes * 60
-        plan = self.schedule(stream_seconds)
+        plan = self.schedule(stream_seconds, args.fault_rounds)
         print(f"seed {args.seed}; stream {args.minutes:g} min at {args.rate:g} events/min; settle up to "
               f"{args.settle_minutes:g} min")  # fmt: skip
         launcher = "a process per run" if args.process_per_run else f"run workers x{args.run_workers} (2 runs each)"
@@ -969,6 +976,7 @@ def main() -> int:
     parser.add_argument("--schedule-minutes", type=int, default=2, help="retry / reconcile schedule interval")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--settle-minutes", type=float, default=8)
+    parser.add_argument("--fault-rounds", type=int, default=1, help="inject every fault this many times, spread")
     parser.add_argument("--relaunch-scale", type=float, default=0.01, help="relaunch grace and backoff multiplier")
     parser.add_argument("--run-workers", type=int, default=1, help="warm run workers (scripts/run_workers.sh)")
     parser.add_argument("--process-per-run", action="store_true", help="Dagster's default launcher instead")
@@ -977,6 +985,8 @@ def main() -> int:
     parser.add_argument("--self-test", action="store_true")
     parser.add_argument("--self-test-tokens", type=int, default=2)
     args = parser.parse_args()
+    if args.fault_rounds < 1:
+        parser.error("--fault-rounds must be at least 1")
     if args.self_test:
         return self_test(args)
     return Soak(args).run()
