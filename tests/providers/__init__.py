@@ -16,6 +16,12 @@ from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply, Request
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+#: The read timeout of a provider client whose stand-in answers normally. Generous: four test workers
+#: and the topology tests' processes share two cores, and an answer from a loaded worker's in-process
+#: stand-in once took longer than 0.5 s. Every `slow()` reply of a timeout case waits longer.
+CLIENT_TIMEOUT_S = 1.0
+#: How long a timeout case's stand-in waits before it answers: always past `CLIENT_TIMEOUT_S`.
+SLOW_REPLY_S = 1.5
 OPTS = GenerateOptions()
 
 #: Any JSON value, small: for property tests that put arbitrary values into provider fields.

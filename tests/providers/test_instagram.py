@@ -24,7 +24,7 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
-from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
+from tests.providers import CLIENT_TIMEOUT_S, JSON_VALUES, NOW, OPTS, SLOW_REPLY_S, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
 
 TOKEN = "apify-secret-token-IG"
@@ -44,7 +44,7 @@ PROFILE = routed(SourceType.INSTAGRAM_PROFILE, "moonproject", "https://instagram
 @pytest.fixture
 def gen(server):
     server.clear()
-    client = ApifyClient(server.url, TOKEN, timeout=0.5)
+    client = ApifyClient(server.url, TOKEN, timeout=CLIENT_TIMEOUT_S)
     yield InstagramGenerator(client)
     client.close()
 
@@ -202,7 +202,7 @@ ERROR_CASES = {
     ),
     "html_not_json": (Reply.html("<html>login</html>"), TransientProviderError),
     "null_body": (Reply.json(None), TransientProviderError),
-    "timeout": (slow(Reply.json([fx.instagram_post_item()]), 1.5), TransientProviderError),
+    "timeout": (slow(Reply.json([fx.instagram_post_item()]), SLOW_REPLY_S), TransientProviderError),
 }
 
 

@@ -22,7 +22,7 @@ from socialrec_pipeline.providers.reddit import RedditClient, RedditGenerator
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import reddit as fx
-from tests.providers import JSON_VALUES, NOW, OPTS, slow
+from tests.providers import CLIENT_TIMEOUT_S, JSON_VALUES, NOW, OPTS, SLOW_REPLY_S, slow
 from tests.providers import make_routed as routed
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
 
@@ -41,7 +41,7 @@ def anon(server):
     """No client credentials: anonymous `.json` endpoints."""
     server.clear()
     fx.register_reddit(server)
-    client = RedditClient(server.url, timeout=0.5)
+    client = RedditClient(server.url, timeout=CLIENT_TIMEOUT_S)
     yield RedditGenerator(client)
     client.close()
 
@@ -55,7 +55,7 @@ def oauth(server):
         auth_base_url=server.url,
         client_id=fx.DEMO_CLIENT_ID,
         client_secret=fx.DEMO_CLIENT_SECRET,
-        timeout=0.5,
+        timeout=CLIENT_TIMEOUT_S,
     )
     yield RedditGenerator(client)
     client.close()
@@ -216,7 +216,7 @@ def test_token_renewed_after_expiry(server):
         auth_base_url=server.url,
         client_id=fx.DEMO_CLIENT_ID,
         client_secret=fx.DEMO_CLIENT_SECRET,
-        timeout=0.5,
+        timeout=CLIENT_TIMEOUT_S,
         clock=lambda: now[0],
     )
     gen = RedditGenerator(client)
@@ -241,7 +241,9 @@ def test_revoked_token_is_replaced_once(server, oauth):
 def test_token_endpoint_failure_is_error(server, status):
     server.clear()
     server.route("POST", "/api/v1/access_token", Reply.json({"error": status, "secret": "s3cr3t"}, status=status))
-    client = RedditClient(server.url, auth_base_url=server.url, client_id="id", client_secret="s3cr3t", timeout=0.5)
+    client = RedditClient(
+        server.url, auth_base_url=server.url, client_id="id", client_secret="s3cr3t", timeout=CLIENT_TIMEOUT_S
+    )
     with pytest.raises(TransientProviderError) as info:
         RedditGenerator(client).generate(SUB, OPTS, NOW)
     assert "s3cr3t" not in str(info.value)
@@ -268,7 +270,7 @@ ERROR_CASES: dict[str, tuple[Any, type[ProviderError]]] = {
     "html_200": (Reply.html("<html>reddit</html>"), TransientProviderError),
     "wrong_kind": (Reply.json({"kind": "Listing", "data": {"children": []}}), TransientProviderError),
     "null_data": (Reply.json({"kind": "t5", "data": None}), TransientProviderError),
-    "timeout": (slow(Reply.json(fx.subreddit_about()), 1.5), TransientProviderError),
+    "timeout": (slow(Reply.json(fx.subreddit_about()), SLOW_REPLY_S), TransientProviderError),
 }
 
 

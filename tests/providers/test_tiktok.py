@@ -27,7 +27,7 @@ from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
 from socialrec_pipeline.sandbox.platforms import apify as fx
-from tests.providers import JSON_VALUES, NOW, OPTS, make_routed, slow
+from tests.providers import CLIENT_TIMEOUT_S, JSON_VALUES, NOW, OPTS, SLOW_REPLY_S, make_routed, slow
 from tests.providers.fidelity import Carried, add, assert_faithful, key_of, pick
 
 TOKEN = "apify-secret-token-XYZ"
@@ -47,7 +47,7 @@ PROFILE = routed(SourceType.TIKTOK_PROFILE, "moonkol", "https://tiktok.com/@moon
 @pytest.fixture
 def gen(server):
     server.clear()
-    client = ApifyClient(server.url, TOKEN, timeout=0.5)
+    client = ApifyClient(server.url, TOKEN, timeout=CLIENT_TIMEOUT_S)
     yield TikTokGenerator(client)
     client.close()
 
@@ -198,7 +198,7 @@ ERROR_CASES = {
     "html_not_json": (Reply.html("<html><body>Apify</body></html>", status=200), TransientProviderError),
     "object_not_array": (Reply.json({"items": []}), TransientProviderError),
     "array_of_non_objects": (Reply.json(["x", 1]), TransientProviderError),
-    "timeout": (slow(Reply.json([fx.tiktok_video_item()]), 1.5), TransientProviderError),
+    "timeout": (slow(Reply.json([fx.tiktok_video_item()]), SLOW_REPLY_S), TransientProviderError),
 }
 
 

@@ -14,7 +14,7 @@ from socialrec_pipeline.routing.source_types import SOURCE_TYPE_TABLE, SourceTyp
 from socialrec_pipeline.routing.types import RoutedUrl
 from socialrec_pipeline.sandbox.fixture_server import Reply
 from socialrec_pipeline.sandbox.platforms import urlscan as fx
-from tests.providers import NOW, OPTS, slow
+from tests.providers import CLIENT_TIMEOUT_S, NOW, OPTS, SLOW_REPLY_S, slow
 from tests.providers.fidelity import assert_faithful
 
 KEY = "urlscan-secret-key"
@@ -33,7 +33,7 @@ SITE = routed(SITE_URL)
 def keyed(server):
     server.clear()
     fx.register_urlscan(server, api_key=KEY)
-    client = UrlscanClient(server.url, KEY, timeout=0.5)
+    client = UrlscanClient(server.url, KEY, timeout=CLIENT_TIMEOUT_S)
     yield WebGenerator(client)
     client.close()
 
@@ -114,7 +114,7 @@ FAILURES = {
     "results_not_list": Reply.json({"results": None}),
     "page_missing": Reply.json({"results": [{"task": {}}]}),
     "page_not_object": Reply.json({"results": [{"page": "x"}]}),
-    "timeout": slow(fx.search_reply([fx.search_result()]), 1.5),
+    "timeout": slow(fx.search_reply([fx.search_result()]), SLOW_REPLY_S),
 }
 
 
