@@ -111,6 +111,13 @@ FAULTS = (
 )
 
 
+def fault_plan(rng: random.Random, seconds: float, rounds: int = 1) -> list[tuple[float, str]]:
+    """Every fault once per round: the stream is cut into `rounds` equal windows and each fault
+    lands at a random moment between 10 % and 80 % of each window (a long soak repeats them)."""
+    window = seconds / rounds
+    return sorted((r * window + rng.uniform(0.1, 0.8) * window, name) for r in range(rounds) for name in FAULTS)
+
+
 def log(message: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {message}", flush=True)
 
@@ -564,14 +571,6 @@ class Soak:
                 planned.published.append(at)
 
     # -- faults -----------------------------------------------------------------------------------
-    def schedule(self, seconds: float, rounds: int = 1) -> list[tuple[float, str]]:
-        """Every fault once per round: the stream is cut into `rounds` equal windows and each fault
-        lands at a random moment between 10 % and 80 % of each window (a long soak repeats them)."""
-        window = seconds / rounds
-        return sorted(
-            (r * window + self.rng.uniform(0.1, 0.8) * window, name) for r in range(rounds) for name in FAULTS
-        )
-
     def run_faults(self, plan: list[tuple[float, str]], started: float) -> None:
         for at, name in plan:
             if self.stop_stream.wait(max(0.0, started + at - time.monotonic())):
@@ -736,7 +735,7 @@ class Soak:
     def run(self) -> int:
         args = self.args
         stream_seconds = args.minutes * 60
-        plan = self.schedule(stream_seconds, args.fault_rounds)
+        plan = fault_plan(self.rng, stream_seconds, args.fault_rounds)
         print(f"seed {args.seed}; stream {args.minutes:g} min at {args.rate:g} events/min; settle up to "
               f"{args.settle_minutes:g} min")  # fmt: skip
         launcher = "a process per run" if args.process_per_run else f"run workers x{args.run_workers} (2 runs each)"

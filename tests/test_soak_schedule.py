@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from types import SimpleNamespace
 
-from bench.soak import FAULTS, Soak
+from bench.soak import FAULTS, fault_plan
 
 
 def plan(seconds: float, rounds: int, seed: int = 7) -> list[tuple[float, str]]:
-    return Soak.schedule(SimpleNamespace(rng=random.Random(seed)), seconds, rounds)  # type: ignore[arg-type]
+    return fault_plan(random.Random(seed), seconds, rounds)
 
 
 def test_every_fault_lands_once_in_each_window_between_10_and_80_percent_of_it():
