@@ -52,12 +52,17 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _retry_story(dagster, run_id: str, topology) -> str:
-    """What the failed run's tags and engine events, and the daemon's non-sensor lines, say about its retry."""
+def _retry_story(dagster, token_runs, run_id: str, topology) -> str:
+    """What the token's runs, the failed run's tags and events, and the daemon's non-sensor lines say
+    about its retry."""
+    runs = [(r.run_id, r.status.value, r.tags.get("dagster/parent_run_id")) for r in token_runs]
     run = dagster.get_run_by_id(run_id)
     events = "\n".join(f"  {e.dagster_event_type}: {e.message[:300]}" for e in dagster.all_logs(run_id))
     daemon = [line for line in (topology.home / "daemon.log").read_text().splitlines() if "SensorDaemon" not in line]
-    return f"failed run tags: {run.tags}\nits events:\n{events}\ndaemon, sensors left out:\n" + "\n".join(daemon[-60:])
+    return (
+        f"the token's runs: {runs}\nfailed run tags: {run.tags}\nits events:\n{events}\n"
+        "daemon, sensors left out:\n" + "\n".join(daemon[-60:])
+    )
 
 
 @pytest.fixture
@@ -140,9 +145,8 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
                 retried = wait_for(lambda: retries_of(failed[0].run_id), 120, "run_retries' retry run",
                                    topology, every=0.5, broker=broker)  # fmt: skip
             except AssertionError as timed_out:
-                runs = [(r.run_id, r.status.value, r.tags.get("dagster/parent_run_id")) for r in runs_of(slow)]
-                story = _retry_story(dagster, failed[0].run_id, topology)
-                raise AssertionError(f"{timed_out}\nthe token's runs: {runs}\n{story}") from None
+                story = _retry_story(dagster, runs_of(slow), failed[0].run_id, topology)
+                raise AssertionError(f"{timed_out}\n{story}") from None
             why = " ".join(e.message for e in dagster.all_logs(failed[0].run_id))
     finally:
         topology.stop()
