@@ -3,6 +3,7 @@ Celery app so they can be checked without building one."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from collections.abc import Mapping
@@ -41,3 +42,12 @@ def restore_sigterm(**_: Any) -> None:
     (~145 MiB at rest) and a shutdown had to kill it. Celery itself resets a child's SIGTERM to the
     default when the child starts; this keeps it so."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def freeze_warm_heap() -> None:
+    """Move every object the worker has built so far (Dagster, the code location, the repository)
+    out of the garbage collector's reach, once, before the pool forks its children. A child's
+    collections would otherwise walk those objects and write their headers, copying page after page
+    of the parent's heap into the child: with the freeze they stay shared (the idle pool child and
+    its parent take ~26 MiB less PSS together, bench/idle.py). They live as long as the worker anyway."""
+    gc.freeze()
