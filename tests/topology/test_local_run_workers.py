@@ -23,7 +23,7 @@ from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture
 from ..broker import Broker, flow
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, unique_address
 from .test_production_instance import Topology, wait_for
-from .test_scale_out import RunWorkers
+from .test_scale_out import RunWorkers, child_pids
 
 pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 
@@ -39,17 +39,6 @@ def test_a_run_worker_refuses_to_start_without_each_of_its_settings():
         worker_app_args(two)
     args = worker_app_args({**two, WORKER_SETTINGS[2]: "redis://127.0.0.1:6379/0"})
     assert args["backend"] == "redis://127.0.0.1:6379/0" and args["task_default_queue"] == "x"
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(stat.parent.name))
-        except (OSError, ValueError):
-            continue
-    return out
 
 
 def _retry_story(dagster, token_runs, run_id: str, topology) -> str:
@@ -128,7 +117,7 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
             broker.publish(flow(slow, 6))
             wait_for(lambda: [r for r in runs_of(slow) if r.status == DagsterRunStatus.STARTED], 120,
                      "the slow token's run to start", topology, every=0.5, broker=broker)  # fmt: skip
-            (pool_child,) = _children(workers.procs[0].pid)
+            (pool_child,) = child_pids(workers.procs[0].pid)
             os.kill(pool_child, signal.SIGKILL)
             killed_at = time.time()
             failed = wait_for(

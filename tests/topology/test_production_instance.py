@@ -176,7 +176,7 @@ def test_compose_topology_runs_natively_on_postgres(
 ):
     """`default`: deploy/dagster.yaml as it is (a process per run, started by the code server).
     `celery`: its run_launcher replaced by deploy/celery-run-launcher.yaml, runs executed by two
-    real Celery run workers (docs/scaling.md)."""
+    real Celery run workers (docs/scaling.md) that keep no pool child at rest."""
     import psycopg2
     from dagster import DagsterInstance
     from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
@@ -235,13 +235,17 @@ def test_compose_topology_runs_natively_on_postgres(
     workers = None
     try:
         if run_workers == "celery":
-            from .test_scale_out import RunWorkers
+            from .test_scale_out import RunWorkers, child_pids
 
             (tmp_path / "celery").mkdir()
+            # No pool child at rest (SOCIALREC_RUN_WORKER_IDLE_CHILDREN=0): each run below makes its
+            # worker fork one on demand; the default (one kept) is what test_local_run_workers runs.
             workers = RunWorkers(
-                tmp_path / "celery", broker.url, celery_queue, {**env, "DAGSTER_HOME": str(home)}, redis_url
-            )
+                tmp_path / "celery", broker.url, celery_queue,
+                {**env, "DAGSTER_HOME": str(home), "SOCIALREC_RUN_WORKER_IDLE_CHILDREN": "0"}, redis_url,
+            )  # fmt: skip
             workers.start(2, concurrency=1)
+            assert [child_pids(p.pid) for p in workers.procs] == [[], []]
         topology.start("user-code", native(code_command, port=grpc_port))
         topology.start(
             "webserver", native(services["webserver"]["command"], port=web_port, workspace=home / "workspace.yaml")
