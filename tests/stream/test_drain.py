@@ -91,7 +91,9 @@ def test_a_burst_arriving_while_a_tick_listens_is_drained_in_that_tick_and_all_a
     counts = TokenFlowDrain(broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange).run()
     publisher.join()
     if counts.consumed < len(bodies):  # the publisher was slower than the drain: the next tick's
-        counts2 = TokenFlowDrain(broker.url, broker.queue, inbox, 5, limits=limits, exchange=broker.exchange).run()
+        counts2 = TokenFlowDrain(
+            broker.url, broker.queue, inbox, threshold=5, limits=limits, exchange=broker.exchange
+        ).run()
         counts.consumed += counts2.consumed
     assert counts.consumed == len(bodies)  # each exactly once: a requeued message would count twice
     assert broker.depth(broker.queue) == 0
