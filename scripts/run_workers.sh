@@ -8,7 +8,7 @@
 #                                      rest the worker keeps SOCIALREC_RUN_WORKER_IDLE_CHILDREN
 #                                      children and forks the others on demand
 #   SOCIALREC_RUN_WORKER_IDLE_CHILDREN children kept at rest (default 1, at most the concurrency);
-#                                      0 frees ~115 MiB at rest, and the first run after a quiet
+#                                      0 frees ~140 MiB RSS at rest, and the first run after a quiet
 #                                      minute then waits ~0.8 s for its child (docs/scaling.md)
 #   SOCIALREC_RUN_WORKER_NAME          the worker's name (default runs-$SOCIALREC_ENV)
 set -euo pipefail
@@ -27,7 +27,7 @@ if [ "$idle_children" -gt "$concurrency" ]; then
   exit 2
 fi
 # --autoscale: a child is a fork of the already-warm parent, so one forked on demand starts in ~1 s;
-# idle children beyond the kept ones are stopped again, 30-60 s after the last run (~115 MiB each).
+# idle children beyond the kept ones are stopped again, 30-60 s after the last run (~140 MiB RSS each once it has run).
 # --without-gossip/--without-mingle: workers never talk to each other (nothing here needs it).
 exec "$ROOT/.venv/bin/celery" -A socialrec_pipeline.defs.run_workers worker \
   -Q "$SOCIALREC_CELERY_RUN_QUEUE" --autoscale="$concurrency,$idle_children" --prefetch-multiplier=1 \
