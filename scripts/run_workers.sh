@@ -27,7 +27,8 @@ if [ "$idle_children" -gt "$concurrency" ]; then
   exit 2
 fi
 # --autoscale: a child is a fork of the already-warm parent, so one forked on demand starts in ~1 s;
-# idle children beyond the kept ones are stopped again, 30-60 s after the last run (~140 MiB RSS each once it has run).
+# idle children beyond the kept ones are stopped again 30-60 s after the last run (~140 MiB RSS
+# each once it has run).
 # --without-gossip/--without-mingle: workers never talk to each other (nothing here needs it).
 exec "$ROOT/.venv/bin/celery" -A socialrec_pipeline.defs.run_workers worker \
   -Q "$SOCIALREC_CELERY_RUN_QUEUE" --autoscale="$concurrency,$idle_children" --prefetch-multiplier=1 \

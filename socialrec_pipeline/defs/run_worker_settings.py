@@ -48,6 +48,6 @@ def freeze_warm_heap() -> None:
     """Move every object the worker has built so far (Dagster, the code location, the repository)
     out of the garbage collector's reach, once, before the pool forks its children. A child's
     collections would otherwise walk those objects and write their headers, copying page after page
-    of the parent's heap into the child: with the freeze they stay shared (the idle pool child and
-    its parent take ~26 MiB less PSS together, bench/idle.py). They live as long as the worker anyway."""
+    of the parent's heap into the child: with the freeze they stay shared (figures: docs/benchmarks.md,
+    Idle cost). They live as long as the worker anyway."""
     gc.freeze()
