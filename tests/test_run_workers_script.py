@@ -33,17 +33,17 @@ def run(script: Path, **settings: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_by_default_two_runs_at_once_and_one_child_kept_at_rest(script):
+def test_by_default_two_runs_at_once_and_no_child_kept_at_rest(script):
     done = run(script)
     assert done.returncode == 0, done.stderr
     args = done.stdout.split("\n")
-    assert "--autoscale=2,1" in args and args[args.index("-Q") + 1] == "socialrec-runs-script-test"
+    assert "--autoscale=2,0" in args and args[args.index("-Q") + 1] == "socialrec-runs-script-test"
 
 
-def test_no_child_at_rest_when_asked(script):
-    done = run(script, SOCIALREC_RUN_WORKER_CONCURRENCY="3", SOCIALREC_RUN_WORKER_IDLE_CHILDREN="0")
+def test_children_kept_at_rest_when_asked(script):
+    done = run(script, SOCIALREC_RUN_WORKER_CONCURRENCY="3", SOCIALREC_RUN_WORKER_IDLE_CHILDREN="1")
     assert done.returncode == 0, done.stderr
-    assert "--autoscale=3,0" in done.stdout.split("\n")
+    assert "--autoscale=3,1" in done.stdout.split("\n")
 
 
 @pytest.mark.parametrize(

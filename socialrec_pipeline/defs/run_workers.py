@@ -22,13 +22,20 @@ from dagster_celery.make_app import make_app
 from dagster_celery.tasks import create_execute_job_task, create_resume_job_task
 
 import socialrec_pipeline.defs.definitions as code_location
-from socialrec_pipeline.defs.run_worker_settings import freeze_warm_heap, restore_sigterm, worker_app_args
+from socialrec_pipeline.defs.run_worker_settings import (
+    freeze_warm_heap,
+    restore_sigterm,
+    warm_run_imports,
+    worker_app_args,
+)
 
 app = make_app(app_args=worker_app_args())
 execute_job = create_execute_job_task(app)
 resume_job = create_resume_job_task(app)
-# Build the repository now, in the parent: prefork children start with it (copy-on-write).
+# Build the repository and import what a run loads lazily now, in the parent: prefork children
+# start with both (copy-on-write).
 code_location.defs.get_repository_def()
+warm_run_imports()
 freeze_warm_heap()  # last: what the children inherit stays shared with the parent
 
 # After each run, the pool child gets its SIGTERM back (run_worker_settings.restore_sigterm).

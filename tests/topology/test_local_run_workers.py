@@ -91,6 +91,9 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
         "APIFY_BASE_URL": server.url, "GITHUB_API_BASE_URL": server.url, "DAGSTER_HOME": str(home),
         "SOCIALREC_CELERY_BROKER_URL": broker.url, "SOCIALREC_CELERY_RUN_QUEUE": queue,
         "SOCIALREC_CELERY_BACKEND_URL": redis_url,
+        # One child kept at rest (not the default): the killed child is replaced by a kept one, the
+        # path test_production_instance's forked-on-demand children do not take.
+        "SOCIALREC_RUN_WORKER_IDLE_CHILDREN": "1",
     }  # fmt: skip
     workers = RunWorkers(tmp_path, broker.url, queue, env, redis_url)
     topology = Topology(home, env)

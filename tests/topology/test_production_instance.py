@@ -238,8 +238,9 @@ def test_compose_topology_runs_natively_on_postgres(
             from .test_scale_out import RunWorkers, child_pids
 
             (tmp_path / "celery").mkdir()
-            # No pool child at rest (SOCIALREC_RUN_WORKER_IDLE_CHILDREN=0): each run below makes its
-            # worker fork one on demand; the default (one kept) is what test_local_run_workers runs.
+            # No pool child at rest (SOCIALREC_RUN_WORKER_IDLE_CHILDREN=0, the default, named because
+            # the assertion below needs it): each run makes its worker fork one on demand; a kept
+            # child is what test_local_run_workers runs.
             workers = RunWorkers(
                 tmp_path / "celery", broker.url, celery_queue,
                 {**env, "DAGSTER_HOME": str(home), "SOCIALREC_RUN_WORKER_IDLE_CHILDREN": "0"}, redis_url,
