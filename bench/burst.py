@@ -33,8 +33,8 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from daemon_bench import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.daemon_bench import (  # noqa: E402
     RABBITMQ_URL,
     ROOT,
     address,
@@ -50,8 +50,8 @@ from daemon_bench import (  # noqa: E402
     stop,
     write_instance,
 )
-from own_services import OwnPgBouncer, start_on_free_port  # noqa: E402
-
+from bench.own_services import OwnPgBouncer, start_on_free_port  # noqa: E402
+from bench.procs import processes  # noqa: E402
 from socialrec_pipeline.store.client import open_client, open_database  # noqa: E402
 from socialrec_pipeline.stream.broker import (  # noqa: E402
     EXCHANGE,
@@ -111,20 +111,13 @@ def postgres_cpu_seconds() -> float:
         postmaster = int(pid_file.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return -1.0
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry) == postmaster:
-            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-        elif int(fields[1]) == postmaster:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
+    total = 0.0
+    for proc in processes():
+        if proc.pid == postmaster:
+            total += proc.cpu_s + proc.reaped_children_cpu_s
+        elif proc.ppid == postmaster:
+            total += proc.cpu_s
+    return total
 
 
 def main() -> None:

@@ -1,8 +1,6 @@
 """What the daemon benchmarks (`e2e.py`, `burst.py`) share: the stand-ins, the tokens they know,
 the environment of the daemon under test, publishing an event, and the CPU accounting of the
 daemon's process groups.
-
-Imported by file name from the benchmarks (`bench/` is on `sys.path` when one of them runs).
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from typing import Any
 import pika
 import yaml
 
+from bench.procs import processes
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify, github, telegram, x
 from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture, upstream_token
@@ -111,18 +110,8 @@ def group_cpu_seconds(pgids: Iterable[int], *, reaped_children: bool = True) -> 
     """user + system CPU of the live processes of these process groups; with `reaped_children`,
     also the CPU of their children that have exited (run workers, code server restarts)."""
     wanted = set(pgids)
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in wanted:  # state, ppid, pgrp, ... utime stime cutime cstime
-            total += int(fields[11]) + int(fields[12])
-            if reaped_children:
-                total += int(fields[13]) + int(fields[14])
-    return total / ticks
+    mine = [p for p in processes() if p.pgid in wanted]
+    return sum(p.cpu_s + (p.reaped_children_cpu_s if reaped_children else 0.0) for p in mine)
 
 
 def spawn(command: list[str], env: dict, log: Path, cwd: Path) -> subprocess.Popen:

@@ -18,12 +18,14 @@ import argparse
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from daemon_bench import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.daemon_bench import (  # noqa: E402
     RABBITMQ_URL,
     address,
     celery_env,
@@ -38,7 +40,6 @@ from daemon_bench import (
     stop,
     write_instance,
 )
-
 from socialrec_pipeline.store.client import open_client, open_database
 from socialrec_pipeline.stream.broker import (
     EXCHANGE,

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.own_services import free_port_block  # noqa: E402
+from bench.procs import command_line, descendants  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -49,37 +49,10 @@ class Proc:
     pss_mib: float = 0.0
 
 
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, user + system CPU seconds) of a live process."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
-
-
-def descendants(root: int) -> dict[int, float]:
-    """pid → CPU seconds of `root` and every process below it."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _stat(int(entry))) is not None:
-            table[int(entry)] = st
-    tree, todo = {}, [root]
-    while todo:
-        pid = todo.pop()
-        if pid in table:
-            tree[pid] = table[pid][1]
-            todo.extend(child for child, (parent, _) in table.items() if parent == pid)
-    return tree
-
-
 def _name(pid: int) -> str:
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
+    words = command_line(pid)
+    if not words:
         return "?"
-    words = [w.decode(errors="replace") for w in argv if w]
     shown = [w.rsplit("/", 1)[-1] if i == 0 or w.startswith("/") else w for i, w in enumerate(words[:4])]
     return " ".join(" ".join(shown).split())[:70]  # one line: inline code carries newlines
 
@@ -97,13 +70,12 @@ def _memory(pid: int) -> tuple[float, float]:
 def sample(root: int, seconds: float) -> list[Proc]:
     """CPU of each process under `root` over `seconds`, and its memory at the end. A process that
     starts during the window counts from its start; one that ends in it is not counted."""
-    before = descendants(root)
+    before = {pid: p.cpu_s for pid, p in descendants(root).items()}
     time.sleep(seconds)
-    after = descendants(root)
     procs = []
-    for pid, cpu in after.items():
+    for pid, proc in descendants(root).items():
         rss, pss = _memory(pid)
-        procs.append(Proc(pid, _name(pid), cpu - before.get(pid, 0.0), rss, pss))
+        procs.append(Proc(pid, _name(pid), proc.cpu_s - before.get(pid, 0.0), rss, pss))
     return sorted(procs, key=lambda p: -p.rss_mib)
 
 

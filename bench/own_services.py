@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from bench.procs import group_pids
+
 _BIN = Path(sys.executable).parent
 _SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
@@ -94,20 +96,6 @@ def _listening_inodes(port: int) -> set[str]:
     return inodes
 
 
-def _group_pids(pgid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            after_name = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(after_name[2]) == pgid:  # state, ppid, pgrp
-            pids.append(int(entry))
-    return pids
-
-
 def group_listens_on(pgid: int, port: int) -> bool:
     """A process of group `pgid` holds the socket listening on `port`: the server that answers is
     ours, not one that took the port between the probe and our bind (ours then fails and exits, but
@@ -116,7 +104,7 @@ def group_listens_on(pgid: int, port: int) -> bool:
     if not Path("/proc/net/tcp").exists():
         return True
     inodes = _listening_inodes(port)
-    for pid in _group_pids(pgid) if inodes else ():
+    for pid in group_pids(pgid) if inodes else ():
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 with contextlib.suppress(OSError):

@@ -76,6 +76,7 @@ from pymongo import MongoClient  # noqa: E402
 from bench.daemon_bench import spawn, stop  # noqa: E402
 from bench.faults import SOLTRACKER_KEY, X_KEY, StandIns, address, duplicates  # noqa: E402
 from bench.own_services import OwnRabbit, OwnRedis, OwnSecantus, start_own_rabbit  # noqa: E402
+from bench.procs import command_line, processes, uptime_s  # noqa: E402
 from socialrec_pipeline.defs.paid_pool import PAID_POOL  # noqa: E402
 from socialrec_pipeline.recording.locks import TOKEN_LOCK_PREFIX  # noqa: E402
 from socialrec_pipeline.sandbox.fixture_server import Reply  # noqa: E402
@@ -330,20 +331,10 @@ def print_audit(result: Audit, per_role: dict[str, float]) -> None:
 
 def proc_table() -> list[tuple[int, int, int, str, float, int]]:
     """(pid, ppid, pgid, cmdline, age in s, rss bytes) of every live process."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    page = os.sysconf("SC_PAGE_SIZE")
-    uptime = float(Path("/proc/uptime").read_text().split()[0])
-    rows = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        # fields after the command: state(0) ppid(1) pgrp(2) ... starttime(19) vsize(20) rss(21)
-        age = uptime - int(fields[19]) / ticks
-        rows.append((int(stat.parent.name), int(fields[1]), int(fields[2]), cmd, age, int(fields[21]) * page))
-    return rows
+    now = uptime_s()
+    return [
+        (p.pid, p.ppid, p.pgid, " ".join(command_line(p.pid)), now - p.started_s, p.rss_bytes) for p in processes()
+    ]
 
 
 class Soak:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.procs import child_pids
 from socialrec_pipeline.defs.run_worker_settings import WORKER_SETTINGS, worker_app_args
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer
 from socialrec_pipeline.sandbox.platforms import apify, telegram, x
@@ -23,7 +24,7 @@ from socialrec_pipeline.sandbox.soltracker import SolTrackerFixture
 from ..broker import Broker, flow
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, unique_address
 from .test_production_instance import Topology, wait_for
-from .test_scale_out import RunWorkers, child_pids
+from .test_scale_out import RunWorkers
 
 pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
 

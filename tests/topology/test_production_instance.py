@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from bench.own_services import OwnPgBouncer, start_on_free_port
+from bench.procs import child_pids
 
 from ..defs.conftest import Broker, flow
 from ..defs.jobs_fixtures import SOLTRACKER_KEY, X_KEY, four_url_token, start_fixtures, unique_address
@@ -235,7 +236,7 @@ def test_compose_topology_runs_natively_on_postgres(
     workers = None
     try:
         if run_workers == "celery":
-            from .test_scale_out import RunWorkers, child_pids
+            from .test_scale_out import RunWorkers
 
             (tmp_path / "celery").mkdir()
             # No pool child at rest (SOCIALREC_RUN_WORKER_IDLE_CHILDREN=0, the default, named because

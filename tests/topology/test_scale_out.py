@@ -97,18 +97,6 @@ class CeleryWorkers:
                 proc.wait(timeout=10)
 
 
-def child_pids(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (a Celery worker's pool children)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(stat.parent.name))
-        except (OSError, ValueError):
-            continue
-    return out
-
-
 class RunWorkers(CeleryWorkers):
     """The run workers `scripts/run.sh` starts (`scripts/run_workers.sh`: the Celery app of
     socialrec_pipeline.defs.run_workers), configured through the SOCIALREC_CELERY_* variables."""
