@@ -37,8 +37,6 @@ sys.path.insert(0, str(ROOT))
 from bench.own_services import free_port_block  # noqa: E402
 from bench.procs import command_line, descendants  # noqa: E402
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
 
 @dataclass
 class Proc:

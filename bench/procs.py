@@ -63,13 +63,16 @@ def group_pids(pgid: int) -> list[int]:
 def descendants(root: int) -> dict[int, ProcStat]:
     """`root` and every process below it, by pid."""
     table = {p.pid: p for p in processes()}
+    children: dict[int, list[int]] = {}
+    for p in table.values():
+        children.setdefault(p.ppid, []).append(p.pid)
     tree: dict[int, ProcStat] = {}
     todo = [root]
     while todo:
         pid = todo.pop()
         if pid in table and pid not in tree:
             tree[pid] = table[pid]
-            todo.extend(p.pid for p in table.values() if p.ppid == pid)
+            todo.extend(children.get(pid, ()))
     return tree
 
 

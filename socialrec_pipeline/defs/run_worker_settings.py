@@ -49,7 +49,7 @@ def warm_run_imports() -> None:
     """Import, in the parent, what a run would otherwise import on its first use: the instance's
     storage (SQLAlchemy, Alembic, Dagster's storage modules), run coordinator and compute log
     manager, and httpx's transport. Each pool child forked afterwards inherits them instead of
-    importing ~400 modules on its first run (~0.35 s of CPU and ~33 MiB of private memory per
+    importing ~450 modules on its first run (~0.35 s of CPU and ~33 MiB of private memory per
     child; docs/benchmarks.md, Idle cost). Best effort: a worker whose instance cannot load yet
     still starts, and its children import what they need themselves."""
     import dagster as dg
