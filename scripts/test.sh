@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite against real services: Redis and RabbitMQ from REDIS_URL / RABBITMQ_URL
 # (default: localhost), MongoDB from MONGODB_URI or an in-process SecantusDB when it is unset.
-# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on four
-# pytest-xdist workers (`-n 4 --dist worksteal`: most tests wait on servers and subprocesses, so four
-# keep two cores busy; tests marked `slow` start each worker's share (tests/conftest.py); an idle worker takes tests queued for
-# a busy one) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
+# Extra arguments go to pytest (e.g. `scripts/test.sh tests/routing -q`). The tests run on five
+# pytest-xdist workers (`-n 5 --dist worksteal`: many tests wait on servers and subprocesses, so
+# five keep two cores busy — 1.08x faster than four, paired runs in docs/decisions.md, Test speed;
+# tests marked `slow` start each worker's share (tests/conftest.py); an idle worker takes tests
+# queued for a busy one) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
 # `--quick` leaves out the tests marked `slow` (real daemons, run workers, own servers, benches):
 # the edit loop; CI runs them all.
 set -euo pipefail
@@ -37,7 +38,7 @@ PY
 # 5.9 s instead of 3.7 s of CPU per worker) and every daemon, code server and bench a test starts
 # compiles this package again.
 unset PYTHONDONTWRITEBYTECODE
-workers=(-n 4 --dist worksteal)
+workers=(-n 5 --dist worksteal)
 args=()
 for arg in "$@"; do
   case "$arg" in
