@@ -50,7 +50,7 @@ def warm_run_imports() -> None:
     storage (SQLAlchemy, Alembic, Dagster's storage modules), run coordinator and compute log
     manager, and httpx's transport. Each pool child forked afterwards inherits them instead of
     importing ~450 modules on its first run (~0.35 s of CPU and ~33 MiB of private memory per
-    child; docs/benchmarks.md, Idle cost). Best effort: a worker whose instance cannot load yet
+    child; docs/benchmarks-history.md, Idle cost). Best effort: a worker whose instance cannot load yet
     still starts, and its children import what they need themselves."""
     import dagster as dg
     import httpx
@@ -68,6 +68,6 @@ def freeze_warm_heap() -> None:
     """Move every object the worker has built so far (Dagster, the code location, the repository)
     out of the garbage collector's reach, once, before the pool forks its children. A child's
     collections would otherwise walk those objects and write their headers, copying page after page
-    of the parent's heap into the child: with the freeze they stay shared (figures: docs/benchmarks.md,
+    of the parent's heap into the child: with the freeze they stay shared (figures: docs/benchmarks-history.md,
     Idle cost). They live as long as the worker anyway."""
     gc.freeze()
