@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,30 @@ def _retry_story(dagster, token_runs, run_id: str, topology) -> str:
         f"the token's runs: {runs}\nfailed run tags: {run.tags}\nits events:\n{events}\n"
         "daemon, sensors left out:\n" + "\n".join(daemon[-60:])
     )
+
+
+#: Where Dagster's event-log consumer (run_retries) keeps how far it has read the run failures.
+RETRY_CURSOR = "EVENT_LOG_CONSUMER_CURSOR-PIPELINE_FAILURE"
+
+
+def dagster_skipped_the_retry(dagster, run_id: str) -> bool:
+    """Did Dagster's run_retries read this run's failure and decide not to retry it, although the
+    run says it will retry? That is a race inside Dagster: the failure event is stored first, the
+    run's status and its `dagster/will_retry` tag are written after it, and the event-log consumer
+    (another daemon thread) can read the event in between, see a run that has not failed yet, and
+    move its cursor past it for good (`handle_new_event` in dagster/_core/instance/methods/
+    event_methods.py). It failed this test twice: in a CI run, and in a full suite run on a loaded
+    host. The token is not lost: the sensor launches it again after its backoff."""
+    from dagster import DagsterEventType
+
+    run = dagster.get_run_by_id(run_id)
+    if run.tags.get("dagster/will_retry") != "true" or "dagster/auto_retry_run_id" in run.tags:
+        return False
+    if any("Failed to retry run" in (e.message or "") for e in dagster.all_logs(run_id)):
+        return False  # a retry that failed is a different breach
+    failures = dagster.get_records_for_run(run_id, of_type=DagsterEventType.RUN_FAILURE).records
+    cursor = dagster.daemon_cursor_storage.get_cursor_values({RETRY_CURSOR}).get(RETRY_CURSOR)
+    return bool(failures) and cursor is not None and int(cursor) >= failures[-1].storage_id
 
 
 @pytest.fixture
@@ -130,17 +155,27 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
             )  # fmt: skip
             failed_after = time.time() - killed_at
             # run_retries launches the run again (the event-log consumer looks every 5 s); the new pool
-            # child takes it. Only Dagster's retry counts here, not the sensor's own relaunch a minute later.
-            def retries_of(run_id: str):
-                return [r for r in runs_of(slow) if r.tags.get("dagster/parent_run_id") == run_id]
+            # child takes it. The sensor's own relaunch (a minute later) counts only where Dagster
+            # provably skipped its retry (dagster_skipped_the_retry).
+            failed_id = failed[0].run_id
+
+            def retried_or_relaunched():
+                runs = runs_of(slow)
+                retries = [r for r in runs if r.tags.get("dagster/parent_run_id") == failed_id]
+                if retries:
+                    return "retried", retries
+                relaunched = [r for r in runs if r.run_id != failed_id]
+                if relaunched and dagster_skipped_the_retry(dagster, failed_id):
+                    return "relaunched", relaunched
+                return None
 
             try:
-                retried = wait_for(lambda: retries_of(failed[0].run_id), 120, "run_retries' retry run",
-                                   topology, every=0.5, broker=broker)  # fmt: skip
+                path, later = wait_for(retried_or_relaunched, 150, "run_retries' retry run (or the relaunch)", topology,
+                                       every=0.5, broker=broker)  # fmt: skip
             except AssertionError as timed_out:
-                story = _retry_story(dagster, runs_of(slow), failed[0].run_id, topology)
+                story = _retry_story(dagster, runs_of(slow), failed_id, topology)
                 raise AssertionError(f"{timed_out}\n{story}") from None
-            why = " ".join(e.message for e in dagster.all_logs(failed[0].run_id))
+            why = " ".join(e.message for e in dagster.all_logs(failed_id))
     finally:
         topology.stop()
         workers.stop()
@@ -150,4 +185,10 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
 
     assert failed_after < 30, failed_after  # not STARTED until the hour-long runtime limit
     assert "Celery task failed" in why, why[-2000:]  # the worker's task state, read from Redis
-    assert [r.tags.get("dagster/retry_number") for r in retried] == ["1"], [r.tags for r in retried]
+    if path == "retried":
+        assert [r.tags.get("dagster/retry_number") for r in later] == ["1"], [r.tags for r in later]
+    else:
+        # The token is not dropped: the sensor launched it again (that relaunch and the later ones record
+        # it once the dead run's lock expires: tests/stream, bench/faults.py).
+        assert [r.tags.get("dagster/sensor_name") for r in later] == ["token_flow_sensor"], [r.tags for r in later]
+        warnings.warn("run_retries skipped the run (Dagster's race); the sensor launched it again", stacklevel=1)
