@@ -97,7 +97,7 @@ def _servers(port_base: int) -> dict[str, tuple[FixtureServer, Callable[[Fixture
     return {
         "soltracker": (port(0), lambda server: soltracker.install_admin(soltracker.install(server))),
         "x": (port(1), x.demo_fixtures().register),
-        "github": (port(2), github.demo_fixtures().register),
+        "github": (port(2), github.demo_fixtures(token=github.DEMO_TOKEN).register),
         "youtube": (port(3), youtube.demo_fixtures().register),
         "telegram": (port(4), telegram.register),
         "apify": (port(5), apify.register_demo),
@@ -122,6 +122,7 @@ def environment(urls: dict[str, str], env: str = SANDBOX_ENV) -> dict[str, str]:
         "TWITTERAPI_BASE_URL": urls["x"],
         "TWITTERAPI_API_KEY": X_KEY,
         "GITHUB_API_BASE_URL": urls["github"],
+        "GITHUB_TOKEN": github.DEMO_TOKEN,
         "YOUTUBE_API_BASE_URL": urls["youtube"],
         "YOUTUBE_API_KEY": YOUTUBE_KEY,
         "TELEGRAM_BASE_URL": urls["telegram"],

@@ -41,7 +41,7 @@ def resources_from(env: dict, mongo_uri: str, db: str, redis_url: str) -> dict:
         "recording": RecordingSettingsResource(),
         "generators": GeneratorsResource(
             x=XApiResource(base_url=env["TWITTERAPI_BASE_URL"], api_key=env["TWITTERAPI_API_KEY"]),
-            github=GitHubResource(base_url=env["GITHUB_API_BASE_URL"]),
+            github=GitHubResource(base_url=env["GITHUB_API_BASE_URL"], token=env["GITHUB_TOKEN"]),
             youtube=YouTubeResource(base_url=env["YOUTUBE_API_BASE_URL"], api_key=env["YOUTUBE_API_KEY"]),
             telegram=TelegramResource(base_url=env["TELEGRAM_BASE_URL"]),
             apify=ApifyResource(base_url=env["APIFY_BASE_URL"], token=env["APIFY_TOKEN"]),
@@ -91,6 +91,21 @@ def test_serve_gives_a_full_recording_of_both_demo_tokens(mongo_uri, fresh_db, r
     assert statuses[demo.POPCAT] == ["ok", "ok", "ok", "skipped_paid"]
     assert statuses[demo.PUMPKIT] == ["ok", "ok", "ok", "ok"]
     assert TokenLocks(client).owner_of(demo.POPCAT) is None
+
+
+def test_the_doctor_finds_every_provider_of_the_sandbox_ok(tmp_path, monkeypatch):
+    """A sandbox starts configured: no provider row asks for a key (the health verdict of a fresh
+    sandbox would otherwise read "degraded" for the sandbox's own settings)."""
+    from socialrec_pipeline.defs import doctor
+
+    checks = (doctor.check_soltracker, doctor.check_x, doctor.check_github, doctor.check_youtube,
+              doctor.check_telegram, doctor.check_reddit, doctor.check_apify, doctor.check_urlscan)  # fmt: skip
+    with serving(tmp_path) as env:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        rows = doctor.run_checks(doctor.DoctorContext(instance=None, timeout_s=20), checks)
+    assert [(r.check, r.status) for r in rows if r.status != "ok"] == []
+    assert "accepted" in next(r.finding for r in rows if r.check == "provider.github")
 
 
 def test_a_reconcile_backfill_of_the_sandbox_closed_hours_records_what_the_stream_never_sent(

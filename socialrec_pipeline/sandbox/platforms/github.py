@@ -9,6 +9,9 @@ from typing import Any
 
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply, Request
 
+#: The sandbox's GitHub token (`GITHUB_TOKEN` in its environment); any other bearer token gets 401.
+DEMO_TOKEN = "sandbox-github-token"
+
 
 def owner(login: str = "pumpdev", owner_id: int = 583231, kind: str = "User") -> dict[str, Any]:
     return {"login": login, "id": owner_id, "type": kind, "html_url": f"https://github.com/{login}",
@@ -124,8 +127,10 @@ class GitHubFixtures:
         return Reply.json(copy.deepcopy(found))
 
 
-def demo_fixtures() -> GitHubFixtures:
-    fixtures = GitHubFixtures()
+def demo_fixtures(token: str | None = None) -> GitHubFixtures:
+    """The demo's repositories, users and gists; `github` is the user the doctor's probe reads. With
+    `token` (the sandbox passes DEMO_TOKEN), another bearer token is refused."""
+    fixtures = GitHubFixtures(token=token)
     upstream = repo("solana-labs/token-kit", 500_000, description="token kit")
     upstream["owner"] = owner("solana-labs", 9_000_001, "Organization")
     fixtures.repos["pumpdev/pump-sdk"] = repo(parent=upstream)
@@ -133,4 +138,5 @@ def demo_fixtures() -> GitHubFixtures:
     fixtures.users["pumpdev"] = user()
     fixtures.orgs["solana-labs"] = org()
     fixtures.gists["aa5a315d61ae9438b18d"] = gist()
+    fixtures.users["github"] = user("github", id=9_919, type="Organization", name="GitHub", bio=None)
     return fixtures
