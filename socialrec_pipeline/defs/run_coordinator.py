@@ -16,12 +16,20 @@ dagster.yaml, deploy/dagster.yaml and the Helm values name this class as the run
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import dagster as dg
 
 from socialrec_pipeline.defs.launch_gate import LaunchRefused, launch_refusals, run_family
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
+
+# The daemon that runs this queue also launches what it releases. dagster-celery's CeleryRunLauncher
+# registers its `execute_job` task again for every launch, and Celery (5.7 here) warns at the second
+# registration — "DuplicateTaskNameWarning: Task name 'execute_job' is already registered to a
+# different callable", with advice about unique names — although both are the same task from the
+# same factory. It was the one alarming line of every local start-up; only that message is hidden.
+warnings.filterwarnings("ignore", message="Task name 'execute_job' is already registered to a different callable")
 
 
 def run_asset_names(run: Any) -> list[str]:
