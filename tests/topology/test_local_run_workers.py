@@ -66,8 +66,8 @@ def dagster_skipped_the_retry(dagster, run_id: str) -> bool:
     run's status and its `dagster/will_retry` tag are written after it, and the event-log consumer
     (another daemon thread) can read the event in between, see a run that has not failed yet, and
     move its cursor past it for good (`handle_new_event` in dagster/_core/instance/methods/
-    event_methods.py). It failed this test twice: in a CI run, and in a full suite run on a loaded
-    host. The token is not lost: the sensor launches it again after its backoff."""
+    event_methods.py). It failed this test in a full suite run on a loaded host (and most likely in
+    an earlier CI run). The token is not lost: the sensor launches it again after its backoff."""
     from dagster import DagsterEventType
 
     run = dagster.get_run_by_id(run_id)
