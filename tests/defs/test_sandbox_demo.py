@@ -97,9 +97,10 @@ def test_the_doctor_finds_every_provider_of_the_sandbox_ok(tmp_path, monkeypatch
     """A sandbox starts configured: no provider row asks for a key (the health verdict of a fresh
     sandbox would otherwise read "degraded" for the sandbox's own settings)."""
     from socialrec_pipeline.defs import doctor
+    from socialrec_pipeline.defs.doctor import providers
 
-    checks = (doctor.check_soltracker, doctor.check_x, doctor.check_github, doctor.check_youtube,
-              doctor.check_telegram, doctor.check_reddit, doctor.check_apify, doctor.check_urlscan)  # fmt: skip
+    checks = [check for check in doctor.CHECKS if check.__module__ == providers.__name__]  # every provider row
+    assert len(checks) == 8
     with serving(tmp_path) as env:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
