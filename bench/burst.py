@@ -5,12 +5,18 @@ platform stand-ins run in this process on loopback and answer after --latency-ms
 warm-up token, N tokens are published at once (each once). Reports tokens per minute from the
 publish to the last marker, the queue / process-start / run phases, CPU seconds per token (the
 daemon, its code server, the run workers and any Celery workers) and runs per token. The last line
-is `burst_tokens_per_min: <number>`.
+is `burst_tokens_per_min: <number>`; exit 1 when that is under `--min-tokens-per-min` (the goal:
+60 for the local instance, 120 for production) or a token got other than one run and one marker.
 
     .venv/bin/python bench/burst.py --tokens 200 [--latency-ms 300]
         [--instance local|production]   # repo dagster.yaml on SQLite | deploy/dagster.yaml on Postgres
         [--direct-postgres]             # production without PgBouncer
-        [--run-workers K] [--worker-concurrency C] | [--process-per-run]
+        [--run-workers K] [--worker-concurrency C] | [--process-per-run] [--min-tokens-per-min N]
+    .venv/bin/python bench/burst.py --self-test [--instance local|production]
+
+`--self-test` publishes 4 tokens to stand-ins that answer each call after `SELF_TEST_LATENCY_MS` (a
+slow upstream holds every run longer than the goal allows) and fails unless the bench reports the
+rate under the goal; last line `bench_self_test: N/N rows detect their breach`.
 
 `--instance production` needs scripts/postgres.sh (started if it is not up, and stopped again then); a database of the
 bench's own is created and dropped, and Dagster reaches it through a PgBouncer of the bench's own
@@ -120,21 +126,16 @@ def postgres_cpu_seconds() -> float:
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tokens", type=int, default=200)
-    parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
-    parser.add_argument("--instance", choices=("local", "production"), default="local")
-    parser.add_argument("--run-workers", type=int, default=1, help="run worker processes (scripts/run_workers.sh)")
-    parser.add_argument("--worker-concurrency", type=int, default=2, help="runs at once per run worker")
-    parser.add_argument(
-        "--process-per-run", action="store_true", help="Dagster's default launcher instead of the run workers"
-    )
-    parser.add_argument(
-        "--direct-postgres", action="store_true", help="production: Dagster on PostgreSQL directly, without PgBouncer"
-    )
-    parser.add_argument("--timeout", type=float, default=1800)
-    args = parser.parse_args()
+#: The goal per instance: tokens per minute of a 200-token burst.
+GOAL_TOKENS_PER_MIN = {"local": 60.0, "production": 120.0}
+#: The self-test's breach: each stand-in call answers this late, so with two runs at a time a
+#: handful of tokens cannot come near the goal.
+SELF_TEST_LATENCY_MS = 2000
+
+
+def run(args: argparse.Namespace) -> tuple[float, bool]:
+    """Start the deployment, publish the burst, print the figures; (tokens per minute, whether every
+    token got exactly one run and one marker)."""
     production = args.instance == "production"
 
     env_name = f"bench{uuid.uuid4().hex[:8]}"
@@ -268,8 +269,49 @@ def main() -> None:
         print(f"PostgreSQL's backends: {pg_cpu / len(measured):.2f} CPU s per token")
         print(f"pg_cpu_s_per_token: {pg_cpu / len(measured):.2f}")
     print(f"cpu_s_per_token: {cpu / len(measured):.2f}")
+    return per_min, set(markers.values()) == {1} and set(runs_of.values()) == {1}
+
+
+def breached(per_min: float, min_per_min: float) -> bool:
+    """The one verdict on the rate, for the measurement and the self-test alike."""
+    return per_min < min_per_min
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokens", type=int, default=None, help="default 200 (4 with --self-test)")
+    parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
+    parser.add_argument("--instance", choices=("local", "production"), default="local")
+    parser.add_argument("--run-workers", type=int, default=1, help="run worker processes (scripts/run_workers.sh)")
+    parser.add_argument("--worker-concurrency", type=int, default=2, help="runs at once per run worker")
+    parser.add_argument(
+        "--process-per-run", action="store_true", help="Dagster's default launcher instead of the run workers"
+    )
+    parser.add_argument(
+        "--direct-postgres", action="store_true", help="production: Dagster on PostgreSQL directly, without PgBouncer"
+    )
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--min-tokens-per-min", type=float, default=None, help="the goal (default: per instance)")
+    parser.add_argument("--self-test", action="store_true", help="inject a slow upstream; the bench must report it")
+    args = parser.parse_args()
+    goal = args.min_tokens_per_min or GOAL_TOKENS_PER_MIN[args.instance]
+    if args.self_test:
+        args.tokens, args.latency_ms = args.tokens or 4, SELF_TEST_LATENCY_MS
+        per_min, _ = run(args)
+        caught = breached(per_min, goal)
+        print(f"slow_upstream ({SELF_TEST_LATENCY_MS} ms per call): {per_min:.1f} tokens/min (goal ≥ {goal:g}) -> "
+              f"{'breach reported' if caught else 'BLIND'}")
+        print(f"bench_self_test: {int(caught)}/1 rows detect their breach")
+        return 0 if caught else 1
+    args.tokens = args.tokens or 200
+    per_min, once_each = run(args)
+    over = [f"burst_tokens_per_min {per_min:.1f} < {goal:g}"] * breached(per_min, goal)
+    over += ["a token got other than one run and one marker"] * (not once_each)
+    if over:
+        print("BREACH: " + "; ".join(over))
     print(f"burst_tokens_per_min: {per_min:.1f}")
+    return 1 if over else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

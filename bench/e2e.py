@@ -5,9 +5,16 @@ temporary DAGSTER_HOME with the repo's dagster.yaml and workspace.yaml; `--proce
 default launcher instead of the run workers); the SolTracker and platform stand-ins run in this process on
 loopback. Each of N qualifying tokens is published twice (a duplicate), spread over time so that
 events land at every phase of the sensor's interval. Reports publish→marker latency p50/p95 and
-runs per token; the last line is `publish_to_marker_p50_s: <number>`.
+runs per token; the last line is `publish_to_marker_p50_s: <number>`; exit 1 when the p50 is over
+`--max-p50-s` (the goal, 3 s, is for `--spacing 8`: tokens on an idle deployment).
 
     .venv/bin/python bench/e2e.py [--tokens 10] [--spacing 1.5] [--process-per-run] [--idle-seconds S]
+        [--latency-ms L] [--max-p50-s 3]
+    .venv/bin/python bench/e2e.py --self-test
+
+`--self-test` runs one token with stand-ins that answer each call after `SELF_TEST_LATENCY_MS` (a
+slow upstream: every token's recording takes longer than the goal) and fails unless the bench
+reports the p50 over the goal; last line `bench_self_test: N/N rows detect their breach`.
 
 Needs RabbitMQ, Redis, and MongoDB (MONGODB_URI, else an embedded SecantusDB served from here).
 """
@@ -49,21 +56,13 @@ from socialrec_pipeline.stream.broker import (
     queue_name_for,
 )
 
+#: The self-test's breach: each stand-in call answers this late, so a token's recording (the
+#: upstream lookup, then its platform calls) alone outlasts the goal.
+SELF_TEST_LATENCY_MS = 2000
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tokens", type=int, default=10)
-    parser.add_argument("--spacing", type=float, default=1.5, help="seconds between tokens' events")
-    parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument(
-        "--idle-seconds",
-        type=float,
-        default=0,
-        help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)",
-    )
-    parser.add_argument("--process-per-run", action="store_true", help="Dagster's default launcher")
-    args = parser.parse_args()
 
+def run(args: argparse.Namespace) -> float:
+    """Start the deployment, publish, print the figures; the publish -> marker p50 in seconds."""
     env_name = f"bench{uuid.uuid4().hex[:8]}"
     queue = queue_name_for(env_name)
     # An exchange of the bench's own: nobody else's events reach its queue, its events reach no one.
@@ -73,7 +72,7 @@ def main() -> None:
     instance_file = write_instance(home, process_per_run=args.process_per_run)
     db_name = f"bench_e2e_{uuid.uuid4().hex[:6]}"
     procs: list = []
-    with mongo() as uri, stand_ins([warmup, *measured]) as urls:
+    with mongo() as uri, stand_ins([warmup, *measured], args.latency_ms) as urls:
         client = open_client(uri)
         db = open_database(client, db_name)
         connection = open_connection(RABBITMQ_URL)
@@ -242,8 +241,45 @@ def main() -> None:
         f"publish->marker p50: {percentile(latencies, 0.5):.1f} s, p95: {percentile(latencies, 0.95):.1f} s, "
         f"max: {max(latencies):.1f} s, mean: {statistics.mean(latencies):.1f} s"
     )
-    print(f"publish_to_marker_p50_s: {percentile(latencies, 0.5):.2f}")
+    return percentile(latencies, 0.5)
+
+
+def breached(p50: float, max_p50: float) -> bool:
+    """The one verdict, for the measurement and the self-test alike."""
+    return p50 > max_p50
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokens", type=int, default=None, help="default 10 (1 with --self-test)")
+    parser.add_argument("--spacing", type=float, default=1.5, help="seconds between tokens' events")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=0,
+        help="afterwards, stay idle this long and report the daemon's CPU (sensor tick cost)",
+    )
+    parser.add_argument("--process-per-run", action="store_true", help="Dagster's default launcher")
+    parser.add_argument("--latency-ms", type=float, default=0, help="each stand-in answers after this long")
+    parser.add_argument("--max-p50-s", type=float, default=3.0, help="the goal")
+    parser.add_argument("--self-test", action="store_true", help="inject a slow upstream; the bench must report it")
+    args = parser.parse_args()
+    if args.self_test:
+        args.tokens, args.latency_ms = args.tokens or 1, SELF_TEST_LATENCY_MS
+        p50 = run(args)
+        caught = breached(p50, args.max_p50_s)
+        print(f"slow_upstream ({SELF_TEST_LATENCY_MS} ms per call): p50 {p50:.2f} s -> "
+              f"{'breach reported' if caught else 'BLIND'}")
+        print(f"bench_self_test: {int(caught)}/1 rows detect their breach")
+        return 0 if caught else 1
+    args.tokens = args.tokens or 10
+    p50 = run(args)
+    if breached(p50, args.max_p50_s):
+        print(f"BREACH: publish_to_marker_p50_s {p50:.2f} > --max-p50-s {args.max_p50_s}")
+    print(f"publish_to_marker_p50_s: {p50:.2f}")
+    return 1 if breached(p50, args.max_p50_s) else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

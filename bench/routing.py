@@ -1,6 +1,12 @@
 """Routing throughput on one core: a mixed corpus of >= 10,000 URLs built from the URL-forms table.
 
-Run: `.venv/bin/python bench/routing.py [--n 20000] [--repeat 3]`. Last line: `routing_urls_per_s: N`.
+    .venv/bin/python bench/routing.py [--n 20000] [--repeat 3] [--min-urls-per-s 20000]
+    .venv/bin/python bench/routing.py --self-test
+
+Last line: `routing_urls_per_s: N`; exit 1 when the rate is under `--min-urls-per-s` (the goal).
+`--self-test` times a `route` that spends `SLOW_ROUTE_US` more per URL (a rule that went quadratic,
+a regex that backtracks) and fails unless the bench reports it under the goal; last line
+`bench_self_test: N/N rows detect their breach`.
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
 from socialrec_pipeline.routing import route
 
@@ -53,23 +60,60 @@ def corpus(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def main() -> None:
+#: The self-test's breach: this much more CPU per URL puts any host under 10,000 URLs/s.
+SLOW_ROUTE_US = 100
+
+
+def measure(urls: list[str], repeat: int, routing: Callable[[str], object] = route) -> float:
+    """URLs per second, best of `repeat` passes over `urls`."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for u in urls:
+            routing(u)
+        best = min(best, time.perf_counter() - start)
+    return len(urls) / best
+
+
+def slow_route(url: str) -> object:
+    until = time.perf_counter() + SLOW_ROUTE_US / 1e6
+    while time.perf_counter() < until:  # CPU, not a sleep: the bench measures a busy core
+        pass
+    return route(url)
+
+
+def breached(rate: float, min_rate: float) -> bool:
+    """The one verdict, for the measurement and the self-test alike."""
+    return rate < min_rate
+
+
+def self_test(urls: list[str], min_rate: float) -> int:
+    rate = measure(urls, 1, slow_route)
+    caught = breached(rate, min_rate)
+    print(f"slow_route (+{SLOW_ROUTE_US} µs per URL): {rate:,.0f} URLs/s -> {'breach reported' if caught else 'BLIND'}")
+    print(f"bench_self_test: {int(caught)}/1 rows detect their breach")
+    return 0 if caught else 1
+
+
+def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--min-urls-per-s", type=float, default=20_000, help="the goal")
+    parser.add_argument("--self-test", action="store_true", help="inject a slow route; the bench must report it")
     args = parser.parse_args()
     urls = corpus(max(args.n, 10_000))
     routed = sum(route(u) is not None for u in urls)  # warm-up, and a sanity figure
-    best = float("inf")
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        for u in urls:
-            route(u)
-        best = min(best, time.perf_counter() - start)
-    rate = len(urls) / best
-    print(f"corpus: {len(urls)} URLs from {len(TEMPLATES)} forms, {routed} routed, best of {args.repeat}: {best:.3f} s")
+    if args.self_test:
+        return self_test(urls, args.min_urls_per_s)
+    rate = measure(urls, args.repeat)
+    print(f"corpus: {len(urls)} URLs from {len(TEMPLATES)} forms, {routed} routed, best of {args.repeat}: "
+          f"{len(urls) / rate:.3f} s")
+    if breached(rate, args.min_urls_per_s):
+        print(f"BREACH: routing_urls_per_s {rate:.0f} < --min-urls-per-s {args.min_urls_per_s:.0f}")
     print(f"routing_urls_per_s: {rate:.0f}")
+    return 1 if breached(rate, args.min_urls_per_s) else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -23,7 +23,9 @@ when it is under `--min-ratio` (default 1.0, the target).
 `slow_per_message`: every message's classification also busy-waits twice the bare consumer's
 per-message time of a calibration drain; `prefetch_1`: the drain takes one message per broker
 round trip and acknowledges each (prefetch 1, ack every 1) — and exits non-zero unless every row
-reports its ratio under `--min-ratio`; last line `bench_self_test: N/N rows detect their breach`.
+reports its ratio under `--min-ratio` and under 0.6 × the ratio of a clean comparison run first (the
+goal is not met today: the figure must be seen to fall, not only to stay under it); last line
+`bench_self_test: N/N rows detect their breach`.
 
 Needs RabbitMQ (RABBITMQ_URL) and MongoDB (MONGODB_URI, else an embedded SecantusDB).
 """
@@ -253,17 +255,26 @@ ROWS: dict[str, Callable[[float], tuple[TickLimits, object]]] = {
 }
 
 
+#: A row's breach must also show in the figure: its ratio under this share of the clean ratio of
+#: the same self-test (the goal is not met today, so "under the goal" alone would hold without it).
+MOVED = 0.6
+
+
 def self_test(stage: Stage, opts: argparse.Namespace) -> int:
     rows = [r for r in ROWS if not opts.rows or r in opts.rows.split(",")]
     detected = []
+    clean, _, _ = compare(stage, opts.messages, opts.rounds, TickLimits(), "clean: ")
     for row in rows:
         stage.fill(opts.messages)
         calibration = bare_drain(stage.queue, opts.messages)
         limits, injected = ROWS[row](calibration.wall_s / opts.messages)
         with injected or _nothing():
             ratio, bare_rate, _ = compare(stage, opts.messages, opts.rounds, limits, f"{row}: ")
-        caught = breached(ratio, opts.min_ratio)
-        print(f"{row}: ratio {ratio:.2f} (bare {bare_rate:,.0f} msg/s) -> {'breach reported' if caught else 'BLIND'}")
+        caught = breached(ratio, opts.min_ratio) and ratio < MOVED * clean
+        print(
+            f"{row}: ratio {ratio:.2f} against {clean:.2f} clean (bare {bare_rate:,.0f} msg/s) -> "
+            f"{'breach reported' if caught else 'BLIND'}"
+        )
         detected += [row] if caught else []
     blind = [r for r in rows if r not in detected]
     if blind:

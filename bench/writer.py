@@ -2,21 +2,32 @@
 
 Prints Mongo round trips (pymongo CommandListener) and wall time per graph for 1-, 3- and
 10-group graphs — write round trips and identity reads separately — then record_token tokens/s
-with a zero-latency fixture upstream. Last line: `writer_round_trips_3_groups: <n>`.
+with a zero-latency fixture upstream. Last line: `writer_round_trips_3_groups: <n>`; exit 1 when
+that is over `--max-round-trips` (the goal, 6).
 
-Run: .venv/bin/python bench/writer.py  (REDIS_URL / MONGODB_URI override the defaults)
+    .venv/bin/python bench/writer.py [--max-round-trips 6]  (REDIS_URL / MONGODB_URI override the defaults)
+    .venv/bin/python bench/writer.py --self-test
+
+`--self-test` writes 3-group graphs with the driver's `insert_many` sending one document per round
+trip (a writer that lost its batching) and fails unless the bench reports the goal breached; last
+line `bench_self_test: N/N rows detect their breach`.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import statistics
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from pymongo import MongoClient, monitoring
+from pymongo.collection import Collection
+from pymongo.results import InsertManyResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -93,27 +104,71 @@ def bench_record_token(store: Store, redis_url: str, tokens: int = 100) -> float
     return tokens / elapsed
 
 
-def main() -> None:
+@contextlib.contextmanager
+def unbatched_inserts() -> Iterator[None]:
+    """The self-test's breach: every `insert_many` sends its documents one round trip each."""
+    batched = Collection.insert_many
+
+    def one_by_one(self: Collection, documents, ordered: bool = True, **kwargs) -> InsertManyResult:
+        ids = [self.insert_one(doc, **kwargs).inserted_id for doc in documents]
+        return InsertManyResult(ids, acknowledged=True)
+
+    Collection.insert_many = one_by_one  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        Collection.insert_many = batched  # type: ignore[method-assign]
+
+
+def breached(round_trips: int, max_round_trips: int) -> bool:
+    """The one verdict, for the measurement and the self-test alike."""
+    return round_trips > max_round_trips
+
+
+def self_test(store: Store, counter: Counter, max_round_trips: int) -> int:
+    with unbatched_inserts():
+        writes, _, _ = bench_writer(store, counter, 3, repeats=3)
+    caught = breached(writes, max_round_trips)
+    print(f"unbatched_inserts: {writes} write round trips for 3 groups -> {'breach reported' if caught else 'BLIND'}")
+    print(f"bench_self_test: {int(caught)}/1 rows detect their breach")
+    return 0 if caught else 1
+
+
+def measure(store: Store, counter: Counter, redis_url: str, max_round_trips: int) -> int:
+    results = {}
+    for groups in (1, 3, 10):
+        writes, reads, median = bench_writer(store, counter, groups)
+        results[groups] = writes
+        print(f"writer {groups:>2} groups: write round trips {writes}, identity reads {reads}, "
+              f"median wall {median * 1000:.1f} ms/graph")
+    rate = bench_record_token(store, redis_url)
+    print(f"record_token: {rate:.1f} tokens/s (3 URLs/token: tweet, website, junk; zero-latency upstream)")
+    if breached(results[3], max_round_trips):
+        print(f"BREACH: writer_round_trips_3_groups {results[3]} > --max-round-trips {max_round_trips}")
+    print(f"writer_round_trips_3_groups: {results[3]}")
+    return 1 if breached(results[3], max_round_trips) else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-round-trips", type=int, default=6, help="the goal: write round trips of a 3-group graph")
+    parser.add_argument("--self-test", action="store_true", help="inject unbatched inserts; the bench must report it")
+    args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-    uri = os.environ.get("MONGODB_URI")
-    with configured_or_embedded_mongo(uri) as mongo_uri:
+    with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as mongo_uri:
         counter = Counter()
         client = MongoClient(mongo_uri, event_listeners=[counter], tz_aware=True)
         db = client.get_database(f"bench_writer_{uuid.uuid4().hex[:6]}", codec_options=CODEC_OPTIONS)
         store = Store(db)
         store.ensure_indexes()
-        results = {}
-        for groups in (1, 3, 10):
-            writes, reads, median = bench_writer(store, counter, groups)
-            results[groups] = writes
-            print(f"writer {groups:>2} groups: write round trips {writes}, identity reads {reads}, "
-                  f"median wall {median * 1000:.1f} ms/graph")
-        rate = bench_record_token(store, redis_url)
-        print(f"record_token: {rate:.1f} tokens/s (3 URLs/token: tweet, website, junk; zero-latency upstream)")
-        client.drop_database(db.name)
-        client.close()
-    print(f"writer_round_trips_3_groups: {results[3]}")
+        try:
+            if args.self_test:
+                return self_test(store, counter, args.max_round_trips)
+            return measure(store, counter, redis_url, args.max_round_trips)
+        finally:
+            client.drop_database(db.name)
+            client.close()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

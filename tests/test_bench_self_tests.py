@@ -46,10 +46,38 @@ def reduced(name: str) -> tuple[list[str], int]:
         return ["--self-test", "--messages", "1000", "--rounds", "1"], 2
     if name == "idle":
         return ["--self-test", "--seconds", "3"], 2
+    if name == "routing":
+        return ["--self-test", "--n", "10000"], 1
+    if name == "writer":
+        return ["--self-test"], 1
+    if name == "signals":
+        return ["--self-test", "--tokens", "1000"], 2
+    if name in ("e2e", "burst"):  # a deployment of their own each, one token (e2e) or four (burst)
+        return ["--self-test"], 1
     raise ValueError(name)
 
 
-@pytest.mark.parametrize("name", ["integrity", "cost", "faults", "sensor", "idle"])
+BENCHES = ["integrity", "cost", "faults", "sensor", "idle", "routing", "writer", "signals", "e2e", "burst"]
+
+
+#: Benches whose self-test another test runs (it needs a fixture of its own there).
+SELF_TESTED_ELSEWHERE = {"soak": "tests/test_soak_self_test.py", "alerts": "tests/defs/test_alerts.py"}
+
+
+def test_every_bench_with_a_goal_has_a_self_test_that_runs():
+    """A bench that judges a goal (a `--min-…`/`--max-…` bound or a `breached` verdict) has a
+    `--self-test`, and every `--self-test` is run by this module or by the test named above."""
+    sources = {p.stem: p.read_text() for p in (ROOT / "bench").glob("*.py")}
+    judging = {name for name, text in sources.items() if re.search(r'"--(min|max)-|def breached\(', text)}
+    self_tested = {name for name, text in sources.items() if '"--self-test"' in text}
+    assert judging - self_tested == set(), f"benches judging a goal without a --self-test: {judging - self_tested}"
+    unrun = self_tested - set(BENCHES) - set(SELF_TESTED_ELSEWHERE)
+    assert unrun == set(), f"--self-test never run by a test: {unrun}"
+    for name, test in SELF_TESTED_ELSEWHERE.items():
+        assert f"{name}.py" in (ROOT / test).read_text() and "--self-test" in (ROOT / test).read_text(), test
+
+
+@pytest.mark.parametrize("name", BENCHES)
 def test_every_row_of_the_bench_reports_its_injected_breach(name):
     arguments, rows = reduced(name)
     result = subprocess.run(
