@@ -13,7 +13,7 @@ forks) summed over the processes, with a line per process. Stops run.sh and wait
 Last lines: `idle_cpu_pct_one_core: N`, `idle_rss_mib: N`; exit 1 when a figure is above its goal. It
 also prints the runs created during the window (a scheduled one is part of what it measured).
 `--self-test` measures, instead of run.sh, a process tree that breaches each row on purpose (a
-grandchild burning a fifth of a core; one holding 700 MiB) and fails unless each row reports its
+grandchild burning 40 % of a core; one holding 700 MiB) and fails unless each row reports its
 breach; last line `bench_self_test: N/N rows detect their breach`.
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -180,20 +181,26 @@ def measure_sandbox(opts) -> int:
 
 
 #: Self-test rows: a tree (a shell and a grandchild, as run.sh's children are) that breaches the row.
+#: Each says "ready" once its breach is in place (the memory touched), before it is sampled.
 BREACHES = {
-    "cpu": "import time\nwhile True:\n    t = time.monotonic()\n    while time.monotonic() - t < 0.02: pass\n"
-    "    time.sleep(0.08)\n",  # a fifth of a core
+    "cpu": "import time\nprint('ready', flush=True)\nwhile True:\n    t = time.monotonic()\n"
+    "    while time.monotonic() - t < 0.04: pass\n    time.sleep(0.06)\n",  # 40 % of a core
     "rss": "import time\nheld = bytearray(700 * 1024 * 1024)\nfor i in range(0, len(held), 4096): held[i] = 1\n"
-    "time.sleep(3600)\n",
+    "print('ready', flush=True)\ntime.sleep(3600)\n",
 }
 
 
 def self_test(opts) -> int:
     caught = 0
     for row, code in BREACHES.items():
-        tree = subprocess.Popen(["bash", "-c", f'{sys.executable} -c "$0" & wait', code], start_new_session=True)
+        tree = subprocess.Popen(
+            ["bash", "-c", f'{sys.executable} -c "$0" & wait', code], start_new_session=True, stdout=subprocess.PIPE
+        )
         try:
-            time.sleep(1.5)  # the grandchild has started (and touched its memory)
+            # On a loaded machine touching 700 MiB takes seconds: sample only once the breach is there.
+            ready, _, _ = select.select([tree.stdout], [], [], 60)
+            if not ready or not tree.stdout.readline().startswith(b"ready"):
+                raise RuntimeError(f"the {row} breach did not start within 60 s")
             procs = sample(tree.pid, opts.seconds)
         finally:
             os.killpg(tree.pid, signal.SIGKILL)
