@@ -36,10 +36,15 @@ settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 
 
+def full_run(environ: Mapping[str, str]) -> bool:
+    """CI=true: the full run (.ci/run), which also runs the tests too costly for the edit loop."""
+    return environ.get("CI", "").strip().lower() in {"true", "1"}
+
+
 def hypothesis_profile(environ: Mapping[str, str]) -> str:
     if environ.get("HYPOTHESIS_PROFILE"):
         return environ["HYPOTHESIS_PROFILE"]
-    return "ci" if environ.get("CI", "").strip().lower() in {"true", "1"} else "dev"
+    return "ci" if full_run(environ) else "dev"
 
 
 settings.load_profile(hypothesis_profile(os.environ))
