@@ -21,7 +21,7 @@ from socialrec_pipeline.defs.services import (
     warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
-from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE
+from socialrec_pipeline.domain.enums import RETRY_PARTITIONS, RETRYABLE, FetchStatus
 from socialrec_pipeline.recording.paid import DeferPaidCalls, HeldPaidSlot
 from socialrec_pipeline.recording.retry import RetryResult, RetryService
 
@@ -154,7 +154,7 @@ def retry_output(
 def retry_hints(status: str, result, settings, limit: int) -> list[tuple[int, str]]:
     """(log level, line): what an operator needs to know when a retry run did less than expected."""
     hints: list[tuple[int, str]] = []
-    if status == "skipped_paid" and not settings.enable_paid:
+    if status == FetchStatus.SKIPPED_PAID and not settings.enable_paid:
         hints.append((
             logging.WARNING,
             "paid fetching is off (SOCIALREC_ENABLE_PAID is not true): skipped_paid URLs stay skipped_paid. "
