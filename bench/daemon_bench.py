@@ -150,10 +150,20 @@ def write_instance(home: Path, *, production: bool = False, process_per_run: boo
     return source
 
 
+def prepare_instance(env: Mapping[str, str]) -> None:
+    """Open the instance of `env`'s DAGSTER_HOME once, alone, as run.sh does first (`socialrec
+    pool-limits`): processes creating a fresh SQLite instance at once stamp Alembic twice, and every
+    later start of it fails."""
+    cli = Path(sys.executable).with_name("socialrec")
+    subprocess.run([str(cli), "pool-limits"], env=dict(env), check=True, capture_output=True, timeout=120)
+
+
 def start_deployment(home: Path, env: dict[str, str], *, run_workers: int, concurrency: int) -> list[subprocess.Popen]:
-    """What run.sh starts, minus the webserver: `run_workers` run workers (scripts/run_workers.sh,
-    each `concurrency` runs at once; none for a process-per-run instance) and the daemon with its
-    code server. `env` must hold the SOCIALREC_CELERY_* settings when there are workers."""
+    """What run.sh starts, minus the webserver: the instance prepared, then `run_workers` run workers
+    (scripts/run_workers.sh, each `concurrency` runs at once; none for a process-per-run instance)
+    and the daemon with its code server. `env` must hold the SOCIALREC_CELERY_* settings when there
+    are workers."""
+    prepare_instance(env)
     procs = []
     for i in range(run_workers):
         worker_env = {**env, "SOCIALREC_RUN_WORKER_CONCURRENCY": str(concurrency),

@@ -161,11 +161,14 @@ export SOCIALREC_ENV="${SOCIALREC_ENV:-dev}"
 export SOCIALREC_CELERY_BROKER_URL="${SOCIALREC_CELERY_BROKER_URL:-$RABBITMQ_URL}"
 export SOCIALREC_CELERY_BACKEND_URL="${SOCIALREC_CELERY_BACKEND_URL:-$REDIS_URL}"
 export SOCIALREC_CELERY_RUN_QUEUE="${SOCIALREC_CELERY_RUN_QUEUE:-socialrec-runs-$SOCIALREC_ENV}"
+# The pools' limits set explicitly in the instance, so Deployment → Concurrency shows them. This is
+# also the one process that opens a fresh instance first, before any other starts: two processes
+# creating its SQLite databases at once both stamp Alembic's version table, and every later start of
+# that DAGSTER_HOME then fails ("more than one head present").
+"$ROOT/.venv/bin/socialrec" pool-limits || echo "==> warning: could not set the pool limits (default_limit still applies)"
+
 echo "==> starting the run workers (${SOCIALREC_RUN_WORKER_CONCURRENCY:-2} at once, queue $SOCIALREC_CELERY_RUN_QUEUE; log: $LOCAL/logs/run_workers.log)"
 start bash "$ROOT/scripts/run_workers.sh" >"$LOCAL/logs/run_workers.log" 2>&1
-
-# The pools' limits set explicitly in the instance, so Deployment → Concurrency shows them.
-"$ROOT/.venv/bin/socialrec" pool-limits || echo "==> warning: could not set the pool limits (default_limit still applies)"
 echo "==> Dagster UI on http://127.0.0.1:${DAGSTER_PORT:-3000} (DAGSTER_HOME=$DAGSTER_HOME; daemon log level $LOG_LEVEL)"
 # The webserver and the daemon share one code server (what `dagster dev` starts, without its
 # supervisor and proxy processes: ~220 MiB less at rest). Code changes take a restart of this script

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +68,37 @@ def test_no_limit_anywhere_or_a_bad_one_is_refused_and_sets_nothing(tmp_path):
             with pytest.raises(ValueError, match="whole number"):
                 set_pool_limits(instance, bad)  # type: ignore[arg-type]
     assert _limits(home) == {PAID_POOL: 0, RECONCILE_POOL: 0}
+
+
+#: run.sh's commands that open the Dagster instance (each creates a fresh one's SQLite databases).
+OPENERS = ("scripts/run_workers.sh", "dagster\" api grpc", "dagster-daemon\"", "dagster-webserver\"")
+
+
+def test_run_sh_opens_a_fresh_instance_alone_before_starting_anything_that_opens_it():
+    """Two processes creating a fresh instance's SQLite databases at once both stamp Alembic's
+    version table (seen in half of the trials with two concurrent `socialrec pool-limits`), and
+    every later start of that DAGSTER_HOME fails with "more than one head present": `pool-limits`
+    runs first, in the foreground, and every process that opens the instance starts after it."""
+    lines = (ROOT / "scripts/run.sh").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '.venv/bin/socialrec" pool-limits' in line)
+    assert not lines[first].lstrip().startswith("start ") and not lines[first].rstrip().endswith("&")
+    starts = [(i, line) for i, line in enumerate(lines) if line.lstrip().startswith("start ")]
+    openers = [i for i, line in starts if any(o in line for o in OPENERS)]
+    assert len(openers) == len(OPENERS), [lines[i] for i in openers]
+    assert all(i > first for i in openers), [lines[i] for i in openers if i < first]
+
+
+@pytest.mark.slow  # starts the CLI
+def test_a_bench_deployment_prepares_a_fresh_instance_with_one_alembic_stamp_per_database(tmp_path, monkeypatch):
+    from bench.daemon_bench import prepare_instance
+
+    (tmp_path / "dagster.yaml").write_text(
+        (ROOT / "dagster.yaml").read_text() + "\n" + (ROOT / "deploy/local-storage.yaml").read_text()
+    )
+    prepare_instance({**os.environ, "DAGSTER_HOME": str(tmp_path)})
+    for db in ("runs", "schedules"):  # the consolidated event log keeps no Alembic stamp
+        with contextlib.closing(sqlite3.connect(tmp_path / f"{db}.db")) as conn:
+            rows = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        assert len(rows) == 1, (db, rows)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))  # the local storage's base_dir
+    assert _limits(tmp_path) == {PAID_POOL: DEFAULT_LIMIT, RECONCILE_POOL: DEFAULT_LIMIT}

@@ -121,6 +121,10 @@ def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worke
         # path test_production_instance's forked-on-demand children do not take.
         "SOCIALREC_RUN_WORKER_IDLE_CHILDREN": "1",
     }  # fmt: skip
+    # The instance opened once, alone, before the workers and the daemon open it (as run.sh does
+    # first): two processes creating its SQLite databases at once can stamp Alembic twice.
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    DagsterInstance.get().dispose()
     workers = RunWorkers(tmp_path, broker.url, queue, env, redis_url)
     topology = Topology(home, env)
     try:
