@@ -44,7 +44,7 @@ from socialrec_pipeline.defs.services import (
     warn_stopped_credentials,
 )
 from socialrec_pipeline.defs.tags import FORCED_TAG, JOB_FAMILY_TAG, OUTCOME_TAG, TOKEN_TAG, UPSTREAM_ALL_404
-from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.domain.instants import parse_instant
 from socialrec_pipeline.recording.locks import LockNotHeld
 from socialrec_pipeline.recording.paid import DeferPaidCalls, HeldPaidSlot
 from socialrec_pipeline.recording.processor import PlannedUrl, PreparedToken, RecordOutcome, SkippedToken, UrlResult

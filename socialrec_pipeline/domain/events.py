@@ -19,33 +19,14 @@ from pydantic import (
     ValidationError,
 )
 
+from socialrec_pipeline.domain.instants import parse_instant
+
 #: The recording threshold (SPEC §6.1): a typed constant, not a lookup that could fail open.
 AF_INVESTOR_THRESHOLD: int = 5
 
 MAX_MESSAGE_BYTES: int = 64 * 1024
 
 _BASE58_ADDRESS = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,44}$")
-
-
-def parse_instant(value: Any) -> datetime | None:
-    """ISO-8601 with an explicit offset, or epoch milliseconds, into an aware UTC datetime."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not a timestamp")
-    if isinstance(value, int):
-        if not 0 <= value < 10**14:
-            raise ValueError("epoch milliseconds out of range")
-        return datetime.fromtimestamp(value / 1000, tz=UTC)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        parsed = datetime.fromisoformat(text)
-        if parsed.tzinfo is None:
-            raise ValueError("timestamp has no UTC offset")
-        return parsed.astimezone(UTC)
-    raise ValueError(f"expected ISO-8601 string or epoch milliseconds, got {type(value).__name__}")
 
 
 Instant = Annotated[datetime | None, BeforeValidator(parse_instant)]

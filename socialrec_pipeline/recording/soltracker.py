@@ -15,7 +15,8 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from socialrec_pipeline.domain.events import clean_symbol, parse_instant
+from socialrec_pipeline.domain.events import clean_symbol
+from socialrec_pipeline.domain.instants import parse_instant
 from socialrec_pipeline.providers.http import (
     ACCEPT_ENCODING,
     USER_AGENT,

@@ -7,12 +7,35 @@ still sees `t.co`, and `resolve_host` answers a public address for the platform 
 
 from __future__ import annotations
 
+import httpx
 from pydantic import Field
 
 from socialrec_pipeline.defs.resources import GeneratorsResource
 from socialrec_pipeline.providers.shortlinks import ShortLinkResolver
 from socialrec_pipeline.sandbox.fixture_server import FixtureServer, Reply
-from socialrec_pipeline.sandbox.platforms import ForwardToServer
+
+
+class ForwardToServer(httpx.BaseTransport):
+    """Sends every request to one local server whatever its URL says, keeping the Host header.
+
+    Lets a client that insists on real platform hostnames (the short-link resolver) talk to a
+    `FixtureServer`: its host checks still see `t.co`, only the socket goes to loopback.
+    """
+
+    def __init__(self, server_url: str) -> None:
+        self._target = httpx.URL(server_url)
+        self._inner = httpx.HTTPTransport()
+        #: Each forwarded request as (Host header, path), for assertions.
+        self.forwarded: list[tuple[str, str]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.forwarded.append((request.headers.get("host", ""), request.url.path))
+        request.url = request.url.copy_with(scheme="http", host=self._target.host, port=self._target.port)
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
 
 #: A public address (X's), answered for every platform host the resolver looks up.
 PUBLIC_ADDRESS = "104.244.42.1"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from socialrec_pipeline.domain.events import parse_instant
+from socialrec_pipeline.domain.instants import parse_instant
 from socialrec_pipeline.sandbox.fixture_server import Faults, FixtureServer, Reply, Request
 
 TOKEN_PATH_PREFIX = "/api/v1/tokens/"

@@ -25,8 +25,8 @@ from socialrec_pipeline.providers.x import TwitterApiClient, XGenerator
 from socialrec_pipeline.routing.route import route
 from socialrec_pipeline.routing.source_types import SourceType
 from socialrec_pipeline.sandbox.fixture_server import Reply
-from socialrec_pipeline.sandbox.platforms import ForwardToServer
 from socialrec_pipeline.sandbox.platforms import x as xfix
+from socialrec_pipeline.sandbox.shortlinks import ForwardToServer
 from tests.providers import NOW, OPTS, make_routed, slow
 
 TWEET_URL = "https://x.com/KolGuy/status/1866000000000000001"
