@@ -48,14 +48,18 @@ def restore_sigterm(**_: Any) -> None:
 def warm_run_imports() -> None:
     """Import, in the parent, what a run would otherwise import on its first use: the instance's
     storage (SQLAlchemy, Alembic, Dagster's storage modules), run coordinator and compute log
-    manager, and httpx's transport. Each pool child forked afterwards inherits them instead of
-    importing ~450 modules on its first run (~0.35 s of CPU and ~33 MiB of private memory per
-    child; docs/benchmarks-history.md, Idle cost). Best effort: a worker whose instance cannot load yet
-    still starts, and its children import what they need themselves."""
+    manager, httpx's transport, and the Public Suffix List the domain fingerprints read. Each pool
+    child forked afterwards inherits them instead of importing ~450 modules on its first run (~0.35 s
+    of CPU and ~33 MiB of private memory per child; docs/benchmarks-history.md, Idle cost) and
+    parsing the list on its first web URL (~40 ms, ~6 MiB). Best effort: a worker whose instance
+    cannot load yet still starts, and its children import what they need themselves."""
     import dagster as dg
     import httpx
 
+    from socialrec_pipeline.routing.apex import apex_domain
+
     httpx.Client(timeout=1).close()
+    apex_domain("warm-up.example.com")
     try:
         with dg.DagsterInstance.get() as instance:
             instance.run_coordinator  # noqa: B018 - each is built on first access

@@ -10,16 +10,28 @@ PSL *private* suffixes are included (`github.io`, `vercel.app`, `pages.dev` ...)
 
 from __future__ import annotations
 
-import tldextract
+from functools import cache
+from typing import TYPE_CHECKING
 
 from socialrec_pipeline.routing.normalize import clean_host, parse_url, split_authority
 
-_EXTRACT = tldextract.TLDExtract(
-    suffix_list_urls=(),
-    cache_dir=None,
-    fallback_to_snapshot=True,
-    include_psl_private_domains=True,
-)
+if TYPE_CHECKING:
+    import tldextract
+
+
+@cache
+def _extractor() -> tldextract.TLDExtract:
+    """Built on first use: tldextract brings requests along (~6 MiB), which the code server, which
+    never computes a domain, does without; a run worker builds it before forking
+    (run_worker_settings.warm_run_imports), so its children share the parsed list."""
+    import tldextract
+
+    return tldextract.TLDExtract(
+        suffix_list_urls=(),
+        cache_dir=None,
+        fallback_to_snapshot=True,
+        include_psl_private_domains=True,
+    )
 
 
 def _host_of(text: str) -> str | None:
@@ -45,7 +57,7 @@ def apex_domain(host: object) -> str | None:
     cleaned = clean_host(raw, strip_prefixes=False)
     if cleaned is None or cleaned[1]:
         return None
-    return _EXTRACT.extract_str(cleaned[0]).top_domain_under_public_suffix or None
+    return _extractor().extract_str(cleaned[0]).top_domain_under_public_suffix or None
 
 
 #: `tokens.fingerprints` prefix of the domain-sharing axis (SPEC §4): `domain:{apex}`.
