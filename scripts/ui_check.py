@@ -73,6 +73,21 @@ class UI:
             time.sleep(2)
         raise TimeoutError(f"{job} run {run_id} did not finish in {timeout} s")
 
+    def failure_of(self, run_id: str) -> str:
+        """What a run that did not succeed said: its error events' messages, the last ones first
+        (a CI log keeps only the head and the tail of what a failing check printed)."""
+        query = """query($runId: ID!) { logsForRun(runId: $runId) { ... on EventConnection { events {
+            __typename ... on MessageEvent { message stepKey }
+            ... on ErrorEvent { error { message } } } } } }"""
+        events = self.graphql(query, {"runId": run_id})["logsForRun"].get("events") or []
+        lines = [
+            f"{e['__typename']} {e.get('stepKey') or ''}: {e.get('message', '')} "
+            f"{(e.get('error') or {}).get('message', '')}"
+            for e in events
+            if e.get("error") or e["__typename"] in ("RunFailureEvent", "EngineEvent", "ExecutionStepFailureEvent")
+        ]
+        return "\n".join(line.strip()[:800] for line in lines[-8:]) or "(the run logged no error)"
+
 
 def step(name: str) -> None:
     print(f"--> {name}", flush=True)
@@ -121,7 +136,7 @@ def prepare(ui: UI, dagster_home: Path) -> str:
     for job, run_id in launched:
         status = ui.wait_run(job, run_id)
         if status != "SUCCESS":
-            raise AssertionError(f"{job} run {run_id} ended {status}")
+            raise AssertionError(f"{job} run {run_id} ended {status}:\n{ui.failure_of(run_id)}")
     return hour
 
 

@@ -67,12 +67,16 @@ setsid bash scripts/run.sh --sandbox-name "uicheck-$UI_PORT" >"$OUT/logs/run.log
 RUN_PID=$!
 
 set +e
-.venv/bin/python scripts/ui_check.py --port "$UI_PORT" --out "$OUT" --dagster-home "$DAGSTER_HOME"
-status=$?
+.venv/bin/python scripts/ui_check.py --port "$UI_PORT" --out "$OUT" --dagster-home "$DAGSTER_HOME" 2>&1 \
+  | tee "$OUT/logs/ui_check.log"
+status=${PIPESTATUS[0]}
 set -e
 if [ "$status" != 0 ]; then
-  echo "ui_check failed; the sandbox's output is in $OUT/logs/run.log" >&2
+  echo "ui_check failed; the sandbox's output is in $OUT/logs/run.log, its last lines:" >&2
   tail -n 30 "$OUT/logs/run.log" >&2 || true
+  # Why it failed comes last: a CI log keeps the head and the tail of the output, not the middle.
+  echo "==> ui_check failed (exit $status) at:" >&2
+  tail -n 25 "$OUT/logs/ui_check.log" >&2 || true
 fi
 stop_all
 # run.sh released the sandbox's queues and exchanges if they were unused and empty; whatever is left
