@@ -19,8 +19,8 @@ Runs on the embedded SecantusDB unless MONGODB_URI is set.
     .venv/bin/python bench/signals.py --self-test [--tokens 1000]
 
 `--self-test` measures both partitions, then again with the breach each goal is there for: the
-day partition reading `token_links` whole (a query no index serves), the clustering reading it
-four times over, timed in CPU seconds of this process (client and embedded server; wall time when
+day partition's three link reads each reading `token_links` whole (queries no index serves), the
+clustering reading it four times over, timed in CPU seconds of this process (client and embedded server; wall time when
 MONGODB_URI is set) so that a loaded machine does not blur them. A row detects its breach when the
 bench reports the ratio over its goal and its reads grew by at least 0.4 of the scans injected (so a
 goal that is not met today still shows the meter moving); last line `bench_self_test: N/N rows detect their breach`.
@@ -124,12 +124,22 @@ class TimedWrites(SignalStore):
 
 
 class ScanningDay(TimedWrites):
-    """The day row's breach: the tokens' links found by reading every link (no index serves it)."""
+    """The day row's breach: its link reads served by no index, each reading every link (three
+    reads: the tokens' own links, and the links to their objects for the link stats and again for
+    the signals). Three, not one: the clean reads they are compared with vary by ~0.5 of a scan
+    from run to run beside other tests, which one injected scan (~0.8 of a plain one) could hide."""
+
+    def _scan(self, keep) -> list[dict[str, Any]]:
+        rows = self._links.find({}, {"_id": 0, "token_address": 1, "object": 1, "object_id": 1, "linked_at": 1})
+        return [d for d in rows if keep(d)]
 
     def links_of_tokens(self, addresses: Any, cutoff: datetime) -> list[dict[str, Any]]:
         wanted = set(addresses)
-        rows = self._links.find({}, {"_id": 0, "token_address": 1, "object": 1, "object_id": 1, "linked_at": 1})
-        return [d for d in rows if d["token_address"] in wanted and d["linked_at"] <= cutoff]
+        return self._scan(lambda d: d["token_address"] in wanted and d["linked_at"] <= cutoff)
+
+    def links_to_objects(self, object_ids: Any, cutoff: datetime) -> list[dict[str, Any]]:
+        wanted = set(object_ids)
+        return self._scan(lambda d: d["object_id"] in wanted and d["linked_at"] <= cutoff)
 
 
 class RescanningClusters(TimedWrites):
@@ -141,10 +151,10 @@ class RescanningClusters(TimedWrites):
         return super().links_up_to(cutoff)
 
 
-#: Scans each self-test row injects (the day row one, the clusters row three more reads).
-INJECTED_SCANS = {"day": 1, "clusters": 3}
-#: A row's reads must grow by at least this share of the scans it injected (the day's injected read
-#: projects five fields, so it costs ~0.8 of a plain scan).
+#: Scans each self-test row injects (the day row three, the clusters row three more reads).
+INJECTED_SCANS = {"day": 3, "clusters": 3}
+#: A row's reads must grow by at least this share of the scans it injected (the day's injected reads
+#: project five fields and replace indexed reads, so each adds ~0.8 of a plain scan).
 MOVED = 0.4
 
 
