@@ -16,7 +16,7 @@ every token on one day: the day partition then reads the whole set and its goal 
 Runs on the embedded SecantusDB unless MONGODB_URI is set.
 
     .venv/bin/python bench/signals.py [--tokens 20000] [--links-per-token 5] [--days 30]
-    .venv/bin/python bench/signals.py --self-test [--tokens 1000]
+    .venv/bin/python bench/signals.py --self-test [--tokens 500]
 
 `--self-test` measures both partitions, then again with the breach each goal is there for: the
 day partition's three link reads each reading `token_links` whole (queries no index serves), the
@@ -252,14 +252,14 @@ def self_test(db, args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, default=None, help="default 20,000 (1,000 with --self-test)")
+    parser.add_argument("--tokens", type=int, default=None, help="default 20,000 (500 with --self-test)")
     parser.add_argument("--links-per-token", type=int, default=5)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--max-day-ratio", type=float, default=0.5, help="goal: day partition / scan")
     parser.add_argument("--max-clusters-ratio", type=float, default=3.0, help="goal: clusters partition / scan")
     parser.add_argument("--self-test", action="store_true", help="inject each goal's breach; every row must report it")
     args = parser.parse_args()
-    tokens = args.tokens or (1_000 if args.self_test else 20_000)
+    tokens = args.tokens or (500 if args.self_test else 20_000)
     with configured_or_embedded_mongo(os.environ.get("MONGODB_URI")) as uri:
         # a 5,000-row seed batch can take longer than the default 30 s socket timeout on a loaded
         # machine. (At load 30+ a seed batch was still once retried by the driver after it had been

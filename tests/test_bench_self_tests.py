@@ -52,7 +52,7 @@ def reduced(name: str) -> tuple[list[str], int]:
     if name == "writer":
         return ["--self-test"], 1
     if name == "signals":
-        return ["--self-test", "--tokens", "1000"], 2
+        return ["--self-test", "--tokens", "500"], 2
     if name in ("e2e", "burst"):  # a deployment of their own each, one token (e2e) or four (burst)
         return ["--self-test"], 1
     raise ValueError(name)
