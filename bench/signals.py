@@ -20,10 +20,11 @@ Runs on the embedded SecantusDB unless MONGODB_URI is set.
 
 `--self-test` measures both partitions, then again with the breach each goal is there for: the
 day partition's three link reads each reading `token_links` whole (queries no index serves), the
-clustering reading it four times over, timed in CPU seconds of this process (client and embedded server; wall time when
-MONGODB_URI is set) so that a loaded machine does not blur them. A row detects its breach when the
-bench reports the ratio over its goal and its reads grew by at least 0.4 of the scans injected (so a
-goal that is not met today still shows the meter moving); last line `bench_self_test: N/N rows detect their breach`.
+clustering reading it four times over, timed in CPU seconds of this process (client and embedded
+server; wall time when MONGODB_URI is set) so that a loaded machine does not blur them. A row
+detects its breach when the bench reports the ratio over its goal and its reads grew by at least
+0.4 of the scans injected (so a goal that is not met today still shows the meter moving); last
+line `bench_self_test: N/N rows detect their breach`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,7 @@ class ScanningDay(TimedWrites):
     the signals). Three, not one: the clean reads they are compared with vary by ~0.5 of a scan
     from run to run beside other tests, which one injected scan (~0.8 of a plain one) could hide."""
 
-    def _scan(self, keep) -> list[dict[str, Any]]:
+    def _scan(self, keep: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         rows = self._links.find({}, {"_id": 0, "token_address": 1, "object": 1, "object_id": 1, "linked_at": 1})
         return [d for d in rows if keep(d)]
 
