@@ -13,8 +13,6 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster_graphql.client.client_queries import CLIENT_SUBMIT_PIPELINE_RUN_MUTATION
-from dagster_graphql.test.utils import define_out_of_process_context, execute_dagster_graphql, infer_job_selector
 
 from socialrec_pipeline.defs.launch_gate import RESOURCE_SETTINGS
 from socialrec_pipeline.defs.tags import JOB_FAMILY_TAG
@@ -30,6 +28,10 @@ ADDRESS = "So11111111111111111111111111111111111111112"
 
 @pytest.fixture(scope="module")
 def graphql():
+    # dagster_graphql's test utilities cost ~1.2 s of CPU to import: paid by the worker that runs
+    # these tests, not at collection by every pytest-xdist worker.
+    from dagster_graphql.test.utils import define_out_of_process_context
+
     with (
         dg.instance_for_test(overrides={"run_coordinator": COORDINATOR}) as instance,
         define_out_of_process_context(str(ROOT / "workspace.yaml"), None, instance) as context,
@@ -38,6 +40,9 @@ def graphql():
 
 
 def launch(context, job: str, run_config: dict | None = None, tags: dict | None = None, **selection) -> dict:
+    from dagster_graphql.client.client_queries import CLIENT_SUBMIT_PIPELINE_RUN_MUTATION
+    from dagster_graphql.test.utils import execute_dagster_graphql, infer_job_selector
+
     params = {
         "selector": infer_job_selector(context, job, **selection),
         "runConfigData": run_config or {},
