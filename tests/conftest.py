@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator, Mapping
 
@@ -59,6 +60,18 @@ def examples(wanted: int, profile: str | None = None) -> int:
     if (profile or hypothesis_profile(os.environ)) != "dev":
         return wanted
     return max(wanted // DEV_EXAMPLE_SHARE, min(wanted, 20))
+
+#: Libraries a test module imports where a test uses them, never at module level: every pytest-xdist
+#: worker collects every module, so an import at collection is paid five times (dagster_graphql's
+#: test utilities ~1.2 s of CPU, dagster-k8s with kubernetes' client ~0.5 s, per worker).
+NOT_AT_COLLECTION = ("dagster_graphql", "dagster_k8s", "kubernetes")
+#: Which of them this process had imported when its collection finished (tests/test_collection_cost.py).
+IMPORTED_AT_COLLECTION: set[str] = set()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    IMPORTED_AT_COLLECTION.update(name for name in NOT_AT_COLLECTION if name in sys.modules)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `slow` first, spread over the workers (see `worker_order`)."""
