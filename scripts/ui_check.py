@@ -423,8 +423,16 @@ def reconcile_backfill(page: Page, ui: UI, out: Path, hour: str) -> None:
     page.get_by_role("button", name=re.compile(r"Materialize")).first.click()
     dialog = page.get_by_role("dialog")
     # the dialog opens on "Custom" with nothing selected: choose the missing hours, as an operator would
-    dialog.get_by_role("button", name="Missing", exact=True).click()
     launch = dialog.get_by_role("button", name=re.compile(r"Launch (backfill|\d+ runs?)"))
+    # The partitions' status loads after the dialog opens, and "Missing" selects nothing until it has
+    # (a CI run right after the suite clicked too early: the button stayed disabled): click again.
+    for _ in range(6):
+        dialog.get_by_role("button", name="Missing", exact=True).click()
+        try:
+            expect(launch.first).to_be_enabled(timeout=5_000)
+            break
+        except AssertionError:
+            continue
     expect(launch.first).to_be_enabled()
     expect(launch.first).to_be_visible()
     shot(page, out, "13a-reconcile-backfill-dialog")
