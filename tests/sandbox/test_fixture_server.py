@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import struct
+import time
+
 import httpx
 import pytest
 
@@ -74,3 +78,38 @@ def test_soltracker_faults_come_after_the_key_check_and_clear_on_exit():
         soltracker.fail_with(Reply.json({}, status=500), times=2)
         assert soltracker.clear_faults() == 2
         assert client.get(path, headers={"x-api-key": "k"}).status_code == 200
+
+
+def _wait_for(condition, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def _reset_midway(server: FixtureServer, sent: bytes) -> None:
+    """Send part of a request, then close with RST (SO_LINGER 0): a caller that gave up."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(sent)
+        time.sleep(0.05)  # the server is reading the rest when the reset arrives
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def test_a_client_that_hangs_up_is_counted_not_printed_as_a_traceback(server, capsys):
+    _reset_midway(server, b"GET /a HTT")
+    assert _wait_for(lambda: server.client_hangups == 1)
+    assert "Traceback" not in capsys.readouterr().err
+    assert statuses(server, "/a", 1) == [200]  # the server goes on answering
+
+
+def test_an_error_that_is_not_a_hangup_is_still_printed(server, capsys):
+    host, port = server.url.removeprefix("http://").split(":")
+    printed: list[str] = []
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n")
+        assert _wait_for(lambda: printed.append(capsys.readouterr().err) or "ValueError" in "".join(printed))
+    assert "Traceback" in "".join(printed)
+    assert server.client_hangups == 0
