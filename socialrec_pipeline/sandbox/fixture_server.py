@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -126,7 +127,7 @@ class FixtureServer:
         self.client_hangups = 0
         self._lock = threading.Lock()
         self._faults = Faults()
-        self._httpd = ThreadingHTTPServer((host, port), self._make_handler())
+        self._httpd = _HangupTolerantServer((host, port), self._make_handler(), self)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -233,16 +234,6 @@ class FixtureServer:
                 with server._lock:
                     server.connections += 1
 
-            def handle(self) -> None:
-                # socketserver prints a traceback for any error of a request, a client's hang-up
-                # included: a soak or sandbox log full of ConnectionResetError reads as the stand-in
-                # failing when it is the caller giving up. Other errors still print.
-                try:
-                    super().handle()
-                except ConnectionError:  # reset, broken pipe, aborted
-                    with server._lock:
-                        server.client_hangups += 1
-
             def finish(self) -> None:
                 try:
                     super().finish()
@@ -285,6 +276,23 @@ class FixtureServer:
                 return
 
         return _Handler
+
+
+class _HangupTolerantServer(ThreadingHTTPServer):
+    """socketserver prints a traceback for every error of a request, a client's hang-up included: a
+    soak or a sandbox log filled with `ConnectionResetError` reads as the stand-in failing, when it
+    is the caller giving up (what a real platform shrugs off). Other errors are printed as before."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: FixtureServer) -> None:
+        super().__init__(address, handler)
+        self._owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
+            with self._owner._lock:
+                self._owner.client_hangups += 1
+            return
+        super().handle_error(request, client_address)
 
 
 def _as_handler(handler: Handler | Reply) -> Handler:

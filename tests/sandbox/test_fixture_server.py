@@ -89,14 +89,10 @@ def _wait_for(condition, timeout_s: float = 5.0) -> bool:
     return condition()
 
 
-def _connect(server: FixtureServer) -> socket.socket:
-    host, port = server.url.removeprefix("http://").split(":")
-    return socket.create_connection((host, int(port)), timeout=5)
-
-
 def _reset_midway(server: FixtureServer, sent: bytes) -> None:
     """Send part of a request, then close with RST (SO_LINGER 0): a caller that gave up."""
-    with _connect(server) as sock:
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(sent)
         time.sleep(0.05)  # the server is reading the rest when the reset arrives
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -110,8 +106,9 @@ def test_a_client_that_hangs_up_is_counted_not_printed_as_a_traceback(server, ca
 
 
 def test_an_error_that_is_not_a_hangup_is_still_printed(server, capsys):
+    host, port = server.url.removeprefix("http://").split(":")
     printed: list[str] = []
-    with _connect(server) as sock:
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n")
         assert _wait_for(lambda: printed.append(capsys.readouterr().err) or "ValueError" in "".join(printed))
     assert "Traceback" in "".join(printed)
