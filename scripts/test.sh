@@ -7,7 +7,9 @@
 # tests marked `slow` start each worker's share (tests/conftest.py); an idle worker takes tests
 # queued for a busy one) unless the arguments choose (`-n 0` runs them in this process, e.g. with --pdb).
 # `--quick` leaves out the tests marked `slow` (real daemons, run workers, own servers, benches):
-# the edit loop; CI runs them all.
+# the edit loop. The tests marked `deployment` (each starts a whole deployment of its own) and
+# `bench_self_test` (a bench's --self-test) run only in the full run, CI=true as .ci/run sets it
+# (`CI=true scripts/test.sh -m "deployment or bench_self_test"` runs just them).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -73,10 +73,38 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     IMPORTED_AT_COLLECTION.update(name for name in NOT_AT_COLLECTION if name in sys.modules)
 
 
+#: The markers of the tests only the full run (CI=true, as .ci/run sets it) runs, each with the reason
+#: a local run prints when it skips one. Together they were ~2/5 of the local suite's CPU (~110 of
+#: ~290 s on 2026-12-06; docs/benchmarks.md, Suite wall time); CI runs every one of them.
+FULL_RUN_ONLY = {
+    # A code server, daemon, webserver or run workers of its own, and runs in processes of their own.
+    "deployment": "starts a whole deployment of its own: runs with CI=true (CI=true scripts/test.sh -m deployment)",
+    # A bench run as a script with a breach planted: it checks the bench's meter, not the product.
+    "bench_self_test": "a bench's --self-test: runs with CI=true (CI=true scripts/test.sh -m bench_self_test)",
+}
+
+
+def skip_outside_full_run(items: list, environ: Mapping[str, str]) -> None:
+    """Outside the full run, every item with a marker of `FULL_RUN_ONLY` gets a skip mark with its reason."""
+    if full_run(environ):
+        return
+    for item in items:
+        reason = next((why for name, why in FULL_RUN_ONLY.items() if item.get_closest_marker(name) is not None), None)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked `slow` first, spread over the workers (see `worker_order`)."""
+    """Tests of `FULL_RUN_ONLY` skipped outside the full run; tests marked `slow` first, spread over
+    the workers (see `worker_order`)."""
+    skip_outside_full_run(items, os.environ)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    items[:] = worker_order(items, workers, lambda item: item.get_closest_marker("slow") is not None)
+    items[:] = worker_order(items, workers, is_slow)
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """Marked `slow`, or with a marker of `FULL_RUN_ONLY` (each of those is slow too)."""
+    return any(item.get_closest_marker(name) is not None for name in ("slow", *FULL_RUN_ONLY))
 
 
 def worker_order(items: list, workers: int, is_slow) -> list:

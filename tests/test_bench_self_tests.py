@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import full_run
 from tests.ports import free_port_base
 
 pytestmark = pytest.mark.slow  # starts real processes: scheduled first, left out by --quick
@@ -78,24 +77,8 @@ def test_every_bench_with_a_goal_has_a_self_test_that_runs():
         assert f"{name}.py" in (ROOT / test).read_text() and "--self-test" in (ROOT / test).read_text(), test
 
 
-#: Self-tests that start a deployment of their own (~20 s of CPU each): run by the full run only
-#: (CI=true, as .ci/run sets it), so the local suite stays within its time.
-DEPLOYMENT_SELF_TESTS = {"e2e", "burst"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.skipif(
-                name in DEPLOYMENT_SELF_TESTS and not full_run(os.environ),
-                reason="starts a deployment of its own: runs with CI=true (.ci/run)",
-            ),
-        )
-        for name in BENCHES
-    ],
-)
+@pytest.mark.bench_self_test  # the full run only (tests/conftest.py, FULL_RUN_ONLY)
+@pytest.mark.parametrize("name", BENCHES)
 def test_every_row_of_the_bench_reports_its_injected_breach(name):
     arguments, rows = reduced(name)
     result = subprocess.run(

@@ -28,6 +28,7 @@ def free_port_base() -> int:
     raise RuntimeError("no free port base for the soak self-test")
 
 
+@pytest.mark.bench_self_test  # the full run only (tests/conftest.py, FULL_RUN_ONLY)
 def test_soak_self_test_detects_every_planted_breach():
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "soak.py"), "--self-test", "--port-base", str(free_port_base())],

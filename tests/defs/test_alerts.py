@@ -206,6 +206,7 @@ def test_a_token_that_gave_up_is_posted_once(instance, webhook, redis_url, redis
     assert len(texts(webhook)) == 1
 
 
+@pytest.mark.bench_self_test  # the full run only (tests/conftest.py, FULL_RUN_ONLY)
 @pytest.mark.slow
 def test_the_alerts_bench_sees_a_webhook_that_refuses_every_post():
     """bench/alerts.py --self-test: every row must report its alert as not delivered."""

@@ -87,6 +87,7 @@ def broker(rabbitmq_url, unique_suffix):
     b.close()
 
 
+@pytest.mark.deployment
 def test_local_deployment_runs_tokens_in_run_workers_and_fails_a_run_whose_worker_died(
     mongo_uri, fresh_db, redis_url, broker, tmp_path, monkeypatch
 ):

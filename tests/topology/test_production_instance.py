@@ -171,6 +171,7 @@ def pooler_stats(pooler: OwnPgBouncer, db: str) -> dict[str, int]:
     return row
 
 
+@pytest.mark.deployment
 @pytest.mark.parametrize("run_workers", ["default", "celery"])
 def test_compose_topology_runs_natively_on_postgres(
     run_workers, postgres_db, pgbouncer, mongo_uri, fresh_db, redis_url, broker, tmp_path, unique_suffix

@@ -136,6 +136,7 @@ def celery_queue(rabbitmq_url, unique_suffix) -> Iterator[str]:
 # dagster-celery's executor registers its task again for every step it submits (Celery 5.7 warns);
 # it is the same task from the same factory each time.
 @pytest.mark.filterwarnings("ignore:Task name 'execute_plan' is already registered to a different callable")
+@pytest.mark.deployment
 def test_celery_step_workers_record_a_token_with_the_lock_handed_over(
     postgres_db, mongo_uri, fresh_db, redis_url, rabbitmq_url, celery_queue, tmp_path
 ):
