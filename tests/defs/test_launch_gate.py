@@ -135,9 +135,10 @@ def in_process(job_name: str, run_config: dict):
     partition = PARTITION.get(job_name, "")
     if partition is None:
         partition = job.partitions_def.get_partition_keys()[0]
-    return job.execute_in_process(
-        run_config=run_config, instance=dg.DagsterInstance.ephemeral(), partition_key=partition or None
-    )
+    # Disposed here: an instance left to the garbage collector closes its SQLite connections from
+    # whichever thread collects it, and SQLAlchemy prints a traceback for each.
+    with dg.DagsterInstance.ephemeral() as instance:
+        return job.execute_in_process(run_config=run_config, instance=instance, partition_key=partition or None)
 
 
 @pytest.fixture
