@@ -127,8 +127,7 @@ class FixtureServer:
         self.client_hangups = 0
         self._lock = threading.Lock()
         self._faults = Faults()
-        self._httpd = _HangupTolerantServer((host, port), self._make_handler(), self)
-        self._httpd.daemon_threads = True
+        self._httpd = _FixtureHTTPServer((host, port), self)
         self._thread: threading.Thread | None = None
 
     # -- routing -----------------------------------------------------------------------------
@@ -219,80 +218,91 @@ class FixtureServer:
             return Reply.json({"message": "Not Found"}, status=404)
         return handler(request)
 
-    def _make_handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class _Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in two writes; with Nagle on, keep-alive clients wait ~40 ms
-            # for a delayed ACK on every request.
-            disable_nagle_algorithm = True
-            _served = False
-
-            def setup(self) -> None:
-                super().setup()
-                with server._lock:
-                    server.connections += 1
-
-            def finish(self) -> None:
-                try:
-                    super().finish()
-                finally:
-                    if not self._served:
-                        with server._lock:
-                            server.connections_without_request += 1
-
-            def _serve(self) -> None:
-                self._served = True
-                parts = urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                request = Request(
-                    method=self.command,
-                    path=parts.path,
-                    query=parse_qs(parts.query, keep_blank_values=True),
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                )
-                try:
-                    reply = server._dispatch(request)
-                except Exception as exc:  # a broken fixture answers 500, it never hangs the client
-                    reply = Reply.json({"error": f"fixture handler failed: {exc}"}, status=500)
-                payload = reply.body
-                if isinstance(payload, str):
-                    payload = payload.encode()
-                elif not isinstance(payload, bytes):
-                    payload = json.dumps(payload).encode()
-                self.send_response(reply.status)
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _serve
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-        return _Handler
+    def _count(self, counter: str) -> None:
+        """Add one to a connection counter (`connections`, `connections_without_request`, `client_hangups`)."""
+        with self._lock:
+            setattr(self, counter, getattr(self, counter) + 1)
 
 
-class _HangupTolerantServer(ThreadingHTTPServer):
-    """socketserver prints a traceback for every error of a request, a client's hang-up included: a
+class _FixtureHTTPServer(ThreadingHTTPServer):
+    """The HTTP server of one `FixtureServer` (its `owner`): a thread per connection.
+
+    socketserver prints a traceback for every error of a request, a client's hang-up included: a
     soak or a sandbox log filled with `ConnectionResetError` reads as the stand-in failing, when it
-    is the caller giving up (what a real platform shrugs off). Other errors are printed as before."""
+    is the caller giving up (what a real platform shrugs off). A hang-up is counted instead; other
+    errors are printed as before."""
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: FixtureServer) -> None:
-        super().__init__(address, handler)
-        self._owner = owner
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], owner: FixtureServer) -> None:
+        super().__init__(address, _RouteHandler)
+        self.owner = owner
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
-            with self._owner._lock:
-                self._owner.client_hangups += 1
+            self.owner._count("client_hangups")
             return
         super().handle_error(request, client_address)
+
+
+class _RouteHandler(BaseHTTPRequestHandler):
+    """Reads one request at a time and answers what the owner's route table (or a fault) says."""
+
+    server: _FixtureHTTPServer
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle on, keep-alive clients wait ~40 ms for a
+    # delayed ACK on every request.
+    disable_nagle_algorithm = True
+    _served = False
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._count("connections")
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if not self._served:
+                self.server.owner._count("connections_without_request")
+
+    def _serve(self) -> None:
+        self._served = True
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        request = Request(
+            method=self.command,
+            path=parts.path,
+            query=parse_qs(parts.query, keep_blank_values=True),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
+        try:
+            reply = self.server.owner._dispatch(request)
+        except Exception as exc:  # a broken fixture answers 500, it never hangs the client
+            reply = Reply.json({"error": f"fixture handler failed: {exc}"}, status=500)
+        payload = _payload(reply)
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+
+def _payload(reply: Reply) -> bytes:
+    """A reply's body as bytes: text encoded, anything else neither text nor bytes as JSON."""
+    if isinstance(reply.body, bytes):
+        return reply.body
+    if isinstance(reply.body, str):
+        return reply.body.encode()
+    return json.dumps(reply.body).encode()
 
 
 def _as_handler(handler: Handler | Reply) -> Handler:
