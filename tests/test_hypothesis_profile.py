@@ -38,7 +38,6 @@ def test_dev_tries_a_fifth_of_the_examples_and_ci_all_of_them():
     assert examples(1500, "ci") == 1500 and examples(60, "ci") == 60
 
 
-
 class _Item:
     """What skip_outside_full_run reads and writes of a collected test."""
 
