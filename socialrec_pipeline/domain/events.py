@@ -18,8 +18,9 @@ from pydantic import (
     StrictStr,
     ValidationError,
 )
+from pydantic_core import from_json
 
-from socialrec_pipeline.domain.instants import parse_instant
+from socialrec_pipeline.domain.instants import is_instant, parse_instant
 
 #: The recording threshold (SPEC §6.1): a typed constant, not a lookup that could fail open.
 AF_INVESTOR_THRESHOLD: int = 5
@@ -165,15 +166,27 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if len(body) > MAX_MESSAGE_BYTES:
         raise InvalidEvent(f"message of {len(body)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
-        payload = json.loads(body)
+        # pydantic's parser (~0.6 µs here, against ~2.5 µs for `json.loads`: most of what the
+        # sensor spends on a message of its own). Where it succeeds the two agree; what it refuses
+        # goes to `json.loads`, which accepts some of it (UTF-16 and UTF-32, a byte-order mark, a
+        # lone surrogate escape, nesting deeper than 200) and names the reason for the rest.
+        payload = from_json(body, cache_strings="keys")
+    except ValueError:
+        payload = _decode_standard(body)
+    if not isinstance(payload, dict):
+        raise InvalidEvent("body is not a JSON object")
+    return payload
+
+
+def _decode_standard(body: bytes) -> Any:
+    """`json.loads`, its failures as `InvalidEvent` with a short reason."""
+    try:
+        return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidEvent(f"not valid JSON: {exc.__class__.__name__}") from None
     except (RecursionError, ValueError) as exc:
         # Deep nesting and over-long integers are valid JSON the parser refuses to build.
         raise InvalidEvent(f"unparseable JSON: {exc.__class__.__name__}") from None
-    if not isinstance(payload, dict):
-        raise InvalidEvent("body is not a JSON object")
-    return payload
 
 
 def validate_payload(payload: dict[str, Any]) -> TokenFlowEvent:
@@ -191,17 +204,6 @@ def validate_payload(payload: dict[str, Any]) -> TokenFlowEvent:
 _FIELD_NAMES = frozenset(
     name for name, info in TokenFlowEvent.model_fields.items() if info.alias and info.alias != name
 )
-
-
-def _valid_instant(value: Any) -> bool:
-    """Whether `Instant` accepts `value` (the same `parse_instant` the model calls)."""
-    if value is None:
-        return True
-    try:
-        parse_instant(value)
-    except Exception:  # noqa: BLE001 - anything it raises is the model's business: not "clearly valid"
-        return False
-    return True
 
 
 def clearly_below_threshold(payload: dict[str, Any], threshold: int) -> bool:
@@ -224,6 +226,6 @@ def clearly_below_threshold(payload: dict[str, Any], threshold: int) -> bool:
         text = payload.get(key)
         if text is not None and type(text) is not str:  # noqa: E721 - exactly what StrictStr takes
             return False
-    if not (_valid_instant(payload.get("firstFlowTimestamp")) and _valid_instant(payload.get("flowAt"))):
+    if not (is_instant(payload.get("firstFlowTimestamp")) and is_instant(payload.get("flowAt"))):
         return False
     return _FIELD_NAMES.isdisjoint(payload)
