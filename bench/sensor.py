@@ -10,7 +10,9 @@ both wall times and this thread's CPU per message. The ratio is the median of th
 (sensor rate / bare rate); the bare figure printed is the median bare rate of the same rounds. The
 load average is printed before and after, and so is the median of the per-round CPU ratios
 (`sensor_cpu_ratio`: bare CPU per message / sensor CPU per message), which still means something
-when the load is above the core count and wall-clock rates follow the scheduler. Before the drain
+when the load is above the core count and wall-clock rates follow the scheduler, and the median of
+the per-round differences in CPU per message (`sensor_extra_cpu_us_per_msg`: what reading and
+checking a body costs the sensor beyond pika's own work). Before the drain
 rounds, what one empty-queue tick of `token_flow_sensor` costs (the function the code server
 evaluates every tick: broker connection, topology declaration, the inbox queries, the active-runs
 lookup): wall time and this thread's CPU. The last line is `sensor_drain_ratio: <ratio>`; exits 1
@@ -207,7 +209,7 @@ class Comparison(NamedTuple):
 
 def compare(stage: Stage, n: int, rounds: int, limits: TickLimits, label: str) -> Comparison:
     """The medians of `rounds` alternating rounds; prints each round."""
-    ratios, bare_rates, sensor_rates, cpu_ratios, sensor_cpu = [], [], [], [], []
+    ratios, bare_rates, sensor_rates, cpu_ratios, sensor_cpu, extra_cpu = [], [], [], [], [], []
     for i in range(rounds):
         sides: dict[str, Side] = {}
         for name in ("bare", "sensor") if i % 2 == 0 else ("sensor", "bare"):
@@ -219,6 +221,7 @@ def compare(stage: Stage, n: int, rounds: int, limits: TickLimits, label: str) -
         sensor_rates.append(sensor.rate(n))
         cpu_ratios.append(bare.cpu_s / sensor.cpu_s)
         sensor_cpu.append(sensor.cpu_s / n)
+        extra_cpu.append((sensor.cpu_s - bare.cpu_s) / n)
         print(
             f"{label}round {i + 1} ({'bare' if i % 2 == 0 else 'sensor'} first): "
             f"bare {bare.wall_s:.3f} s, {bare.rate(n):,.0f} msg/s, {bare.cpu_s / n * 1e6:.1f} us CPU/msg; "
@@ -230,6 +233,9 @@ def compare(stage: Stage, n: int, rounds: int, limits: TickLimits, label: str) -
         # Wall-clock rates follow the scheduler once the machine is loaded; CPU per message does not.
         cpu_ratio = statistics.median(cpu_ratios)
         print(f"sensor_cpu_ratio (bare CPU per message / sensor CPU per message, median): {cpu_ratio:.2f}")
+        # What the sensor spends per message beyond pika's own work (reading and checking the body).
+        extra = statistics.median(extra_cpu) * 1e6
+        print(f"sensor_extra_cpu_us_per_msg (sensor minus bare CPU per message, median): {extra:.1f}")
     return Comparison(
         statistics.median(ratios),
         statistics.median(bare_rates),
